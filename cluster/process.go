@@ -1,0 +1,257 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// TempPrefix starts the name of every temporary directory lockfault makes,
+// so `simulate clean` can find what a killed harness left behind.
+const TempPrefix = "lockfault-"
+
+// Process runs nodes as local processes on loopback ports, each in its own
+// directory under one run directory.
+type Process struct {
+	dir   string
+	mu    sync.Mutex
+	nodes []*procNode
+}
+
+// NewProcess makes a process backend. Its files live in a fresh temp dir
+// removed by Close.
+func NewProcess(runID string) (*Process, error) {
+	dir, err := os.MkdirTemp("", TempPrefix+runID+"-")
+	if err != nil {
+		return nil, err
+	}
+	return &Process{dir: dir}, nil
+}
+
+func (p *Process) Name() string      { return "process" }
+func (p *Process) ProxyHost() string { return "127.0.0.1" }
+
+// Start launches a node on a free loopback port.
+func (p *Process) Start(ctx context.Context, spec NodeSpec) (Node, error) {
+	dir := filepath.Join(p.dir, spec.Name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	port, err := FreePort("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	n := &procNode{spec: spec, dir: dir, port: port}
+	if spec.Kind == KindEtcd {
+		peer, err := FreePort("127.0.0.1")
+		if err != nil {
+			return nil, err
+		}
+		n.peerPort = peer
+	}
+	if spec.Config != "" {
+		if err := os.WriteFile(filepath.Join(dir, "node.conf"), []byte(spec.Config), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	p.mu.Lock()
+	p.nodes = append(p.nodes, n)
+	p.mu.Unlock()
+	if err := n.Start(ctx); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// Close kills every node and removes the run directory.
+func (p *Process) Close(ctx context.Context) error {
+	p.mu.Lock()
+	nodes := p.nodes
+	p.nodes = nil
+	p.mu.Unlock()
+	var errs []error
+	for _, n := range nodes {
+		if err := n.Kill(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(p.dir); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+type procNode struct {
+	spec     NodeSpec
+	dir      string
+	port     int
+	peerPort int
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func (n *procNode) Spec() NodeSpec  { return n.spec }
+func (n *procNode) Addr() string    { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)) }
+func (n *procNode) Port() int       { return n.port }
+func (n *procNode) DataDir() string { return n.dir }
+
+// Command returns the binary and arguments for a node whose files are in
+// dir and which listens on host:port (and peerPort for etcd). Both backends
+// use it.
+func Command(spec NodeSpec, dir, host string, port, peerPort int) (string, []string) {
+	switch spec.Kind {
+	case KindSentinel:
+		args := []string{filepath.Join(dir, "node.conf"), "--port", strconv.Itoa(port), "--dir", dir}
+		if host != "" {
+			args = append(args, "--bind", host)
+		}
+		return "redis-sentinel", append(args, spec.Args...)
+	case KindEtcd:
+		u := func(p int) string { return "http://" + net.JoinHostPort(host, strconv.Itoa(p)) }
+		args := []string{
+			"--name", spec.Name, "--data-dir", filepath.Join(dir, "etcd"),
+			"--listen-client-urls", u(port), "--advertise-client-urls", u(port),
+			"--listen-peer-urls", u(peerPort), "--initial-advertise-peer-urls", u(peerPort),
+			"--initial-cluster", spec.Name + "=" + u(peerPort),
+		}
+		return "etcd", append(args, spec.Args...)
+	default:
+		args := []string{"--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--appendonly", "no",
+			"--protected-mode", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "warning"}
+		if host != "" {
+			args = append(args, "--bind", host)
+		}
+		return "redis-server", append(args, spec.Args...)
+	}
+}
+
+func (n *procNode) Start(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		return fmt.Errorf("node %s is already running", n.spec.Name)
+	}
+	bin, args := Command(n.spec, n.dir, "127.0.0.1", n.port, n.peerPort)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = n.dir
+	logf, err := os.OpenFile(filepath.Join(n.dir, "node.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = os.Environ()
+	if n.spec.ClockShim {
+		shim, err := ClockShimPath()
+		if err != nil {
+			return err
+		}
+		cmd.Env = append(cmd.Env, "LD_PRELOAD="+shim, "LOCKFAULT_CLOCK_FILE="+filepath.Join(n.dir, "clock-offset"))
+	}
+	// Die with the harness, even if it is SIGKILLed.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", n.spec.Name, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	n.cmd, n.done = cmd, done
+	if err := waitListening(ctx, n.Addr(), done, 10*time.Second); err != nil {
+		cmd.Process.Kill()
+		<-done
+		n.cmd = nil
+		log, _ := os.ReadFile(filepath.Join(n.dir, "node.log"))
+		return fmt.Errorf("node %s did not come up: %v\n%s", n.spec.Name, err, tail(log, 2000))
+	}
+	return nil
+}
+
+func (n *procNode) Kill(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return nil
+	}
+	n.cmd.Process.Signal(syscall.SIGKILL)
+	// A stopped process dies on SIGKILL too; wait for it.
+	select {
+	case <-n.done:
+	case <-time.After(10 * time.Second):
+		return fmt.Errorf("node %s did not die", n.spec.Name)
+	}
+	n.cmd = nil
+	return nil
+}
+
+func (n *procNode) Signal(ctx context.Context, sig syscall.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return fmt.Errorf("node %s is not running", n.spec.Name)
+	}
+	return n.cmd.Process.Signal(sig)
+}
+
+func (n *procNode) Running() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil {
+		return false
+	}
+	select {
+	case <-n.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// FreePort asks the kernel for an unused TCP port on host.
+func FreePort(host string) (int, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitListening polls until addr accepts connections, the process exits or
+// the timeout passes.
+func waitListening(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not listening after %v: %v", addr, timeout, err)
+		}
+	}
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}

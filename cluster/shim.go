@@ -1,0 +1,40 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ClockShimPath finds the clock-offset LD_PRELOAD shim built by `make shim`
+// (faults/clockshim). LOCKFAULT_CLOCK_SHIM overrides the search.
+func ClockShimPath() (string, error) {
+	if p := os.Getenv("LOCKFAULT_CLOCK_SHIM"); p != "" {
+		return p, nil
+	}
+	var tried []string
+	for _, dir := range shimDirs() {
+		p := filepath.Join(dir, "faults", "clockshim", "libclockshim.so")
+		tried = append(tried, p)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("clock shim not built (run `make shim`); looked in %v", tried)
+}
+
+// shimDirs are the module root candidates: the working directory and its parents.
+func shimDirs() []string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for d := wd; ; d = filepath.Dir(d) {
+		out = append(out, d)
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil || filepath.Dir(d) == d {
+			break
+		}
+	}
+	return out
+}

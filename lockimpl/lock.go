@@ -1,0 +1,198 @@
+// Package lockimpl holds the lock implementations under test, behind one
+// interface, and a registry that names them. Adding a lock is one new file
+// that calls Register from an init function.
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrNotAcquired means the lock is held by someone else (or a quorum was not
+// reached) and this attempt certainly left no grant behind.
+var ErrNotAcquired = errors.New("lock not acquired")
+
+// ErrNotHeld means a release or extend found that the caller no longer holds
+// the lock (its key expired or belongs to another client).
+var ErrNotHeld = errors.New("lock not held")
+
+// Lock is what every implementation satisfies.
+//
+// Acquire returns ErrNotAcquired (possibly wrapped) when the lock is held by
+// someone else; any other error means the outcome is unknown. Release and
+// Extend return ErrNotHeld when the caller's grant is gone.
+type Lock interface {
+	Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error)
+	Release(ctx context.Context, l *Lease) error
+	Close() error
+}
+
+// Extender is implemented by locks whose lease can be extended explicitly.
+type Extender interface {
+	Extend(ctx context.Context, l *Lease, ttl time.Duration) error
+}
+
+// AcquireOptions are the per-call parameters.
+type AcquireOptions struct {
+	TTL  time.Duration // lease / key expiry
+	Wait time.Duration // how long to keep trying (0: one attempt)
+}
+
+// Lease is one grant.
+type Lease struct {
+	Resource string
+	Token    string // the random value identifying the holder
+	Fence    int64  // fencing token, 0 when the lock has none
+	// Validity is what the lock claims the grant is good for, measured from
+	// the end of Acquire (Redlock: TTL - elapsed - drift). Zero means the lock
+	// claims no end (for example while a watchdog keeps renewing it).
+	Validity time.Duration
+	// ValidUntil is Validity as an absolute time on the lock's clock
+	// (Config.Clock); the worker converts it for the history.
+	ValidUntil time.Time
+	// State is implementation-private.
+	State any
+}
+
+// Endpoints tell a lock where its servers are.
+type Endpoints struct {
+	Primary   string   `json:"primary,omitempty"`   // single-master locks
+	Sentinels []string `json:"sentinels,omitempty"` // discover the primary through Sentinel
+	Master    string   `json:"master,omitempty"`    // Sentinel's master name
+	Masters   []string `json:"masters,omitempty"`   // independent masters (Redlock)
+	Etcd      []string `json:"etcd,omitempty"`      // etcd client URLs
+}
+
+// Clock is the lock's idea of time. Workers substitute a skewable clock so a
+// client clock jump can be injected.
+type Clock interface {
+	Now() time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// SystemClock is the real clock.
+var SystemClock Clock = systemClock{}
+
+// Config is handed to a Factory.
+type Config struct {
+	ClientID  string // unique per worker
+	Endpoints Endpoints
+	Options   map[string]string // lock-specific options from the scenario
+	Clock     Clock
+	// Failpoint is called by implementations at named points between steps
+	// (for example "after-setnx"); the worker may crash or pause there.
+	Failpoint func(name string)
+	// OnRenew is called when the lock renews a lease on its own (watchdog).
+	OnRenew func(l *Lease)
+}
+
+// Hit calls the failpoint hook if there is one.
+func (c Config) Hit(name string) {
+	if c.Failpoint != nil {
+		c.Failpoint(name)
+	}
+}
+
+// Now reads the configured clock.
+func (c Config) Now() time.Time {
+	if c.Clock == nil {
+		return time.Now()
+	}
+	return c.Clock.Now()
+}
+
+// Option returns a lock option or def.
+func (c Config) Option(name, def string) string {
+	if v, ok := c.Options[name]; ok {
+		return v
+	}
+	return def
+}
+
+// Factory builds a lock from its config.
+type Factory func(cfg Config) (Lock, error)
+
+// Info describes a registered lock.
+type Info struct {
+	Name     string
+	Source   string   // where the algorithm comes from
+	Promises string   // what it claims
+	Needs    string   // "single", "masters" or "etcd": which endpoints it uses
+	Options  []string // option names it understands
+}
+
+var (
+	regMu    sync.Mutex
+	registry = map[string]registered{}
+)
+
+type registered struct {
+	info    Info
+	factory Factory
+}
+
+// Register adds a lock. It panics on a duplicate name.
+func Register(info Info, f Factory) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[info.Name]; dup {
+		panic("lockimpl: duplicate lock " + info.Name)
+	}
+	registry[info.Name] = registered{info, f}
+}
+
+// New builds the named lock.
+func New(name string, cfg Config) (Lock, error) {
+	regMu.Lock()
+	r, ok := registry[name]
+	regMu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	for k := range cfg.Options {
+		if !contains(r.info.Options, k) {
+			return nil, fmt.Errorf("lock %s: unknown option %q (allowed: %s)", name, k, strings.Join(r.info.Options, ", "))
+		}
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock
+	}
+	return r.factory(cfg)
+}
+
+// Lookup returns a lock's description.
+func Lookup(name string) (Info, bool) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	r, ok := registry[name]
+	return r.info, ok
+}
+
+// Names lists the registered locks, sorted.
+func Names() []string {
+	regMu.Lock()
+	defer regMu.Unlock()
+	var out []string
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,72 @@
+// Package worker is the lock client. Each worker is its own OS process that
+// runs one lock implementation and obeys the harness over line-delimited JSON
+// on stdin (commands) and stdout (replies and events). docs/PROTOCOL.md is the
+// specification; this file is its Go form.
+package worker
+
+import "github.com/lockfault/lockfault/lockimpl"
+
+// Command is one line from the harness.
+type Command struct {
+	Cmd string `json:"cmd"` // init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown
+	Op  int64  `json:"op,omitempty"`
+
+	// init
+	Client    string             `json:"client,omitempty"`
+	Lock      string             `json:"lock,omitempty"`
+	Options   map[string]string  `json:"options,omitempty"`
+	Endpoints lockimpl.Endpoints `json:"endpoints,omitempty"`
+	Resource  string             `json:"resource,omitempty"` // address of the protected resource
+
+	// acquire
+	Key    string `json:"key,omitempty"` // resource name the lock guards
+	TTLMs  int64  `json:"ttl_ms,omitempty"`
+	WaitMs int64  `json:"wait_ms,omitempty"`
+
+	// cs, release, extend
+	Lease  string `json:"lease,omitempty"`
+	HoldMs int64  `json:"hold_ms,omitempty"`
+
+	// failpoint
+	Name   string `json:"name,omitempty"`
+	Action string `json:"action,omitempty"` // crash, sleep, stop, off
+	Count  int    `json:"count,omitempty"`  // trigger on the Count-th hit (default 1)
+	Ms     int64  `json:"ms,omitempty"`     // sleep/stop duration
+
+	// clock
+	OffsetMs int64 `json:"offset_ms,omitempty"`
+}
+
+// Message is one line from the worker.
+type Message struct {
+	Type   string `json:"type"` // ready, reply, renew, stopping, error
+	Op     int64  `json:"op,omitempty"`
+	Status string `json:"status,omitempty"` // ok, fail, info
+	Error  string `json:"error,omitempty"`
+
+	Lease      string `json:"lease,omitempty"`
+	Token      string `json:"token,omitempty"`
+	Fence      int64  `json:"fence,omitempty"`
+	ValidityMs int64  `json:"validity_ms,omitempty"`
+	ValidUntil int64  `json:"valid_until,omitempty"` // CLOCK_MONOTONIC ns
+
+	Read     *int64 `json:"read,omitempty"`
+	Wrote    *int64 `json:"wrote,omitempty"`
+	Rejected bool   `json:"rejected,omitempty"`
+
+	Line int    `json:"line,omitempty"` // error: the offending command line number
+	Name string `json:"name,omitempty"` // stopping: the failpoint
+	Ms   int64  `json:"ms,omitempty"`   // stopping: how long the harness should keep it stopped
+	Pid  int    `json:"pid,omitempty"`  // ready
+}
+
+// Status values.
+const (
+	StatusOK   = "ok"
+	StatusFail = "fail"
+	StatusInfo = "info"
+)
+
+// EnvRole is set to "worker" in a worker's environment; a binary that sees
+// it runs Main instead of its normal entry point.
+const EnvRole = "LOCKFAULT_ROLE"

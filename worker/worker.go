@@ -1,0 +1,385 @@
+package worker
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/resource"
+)
+
+// IsWorker reports whether this process was started as a worker.
+func IsWorker() bool { return os.Getenv(EnvRole) == "worker" }
+
+// Main runs a worker on stdin/stdout and exits the process.
+func Main() {
+	w := New(os.Stdout)
+	err := w.Serve(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Worker executes commands. Operations (acquire, cs, release, extend) run one
+// at a time in order; control commands (failpoint, clock, endpoints) take
+// effect at once, even while an operation blocks.
+type Worker struct {
+	outMu sync.Mutex
+	out   *json.Encoder
+
+	client   string
+	lockName string
+	options  map[string]string
+	res      *resource.Client
+	clock    *skewClock
+
+	mu     sync.Mutex
+	lock   lockimpl.Lock
+	leases map[string]*lockimpl.Lease
+	nLease int
+	fps    map[string]*failpoint
+
+	ops  chan Command
+	done chan struct{}
+}
+
+type failpoint struct {
+	action string
+	count  int
+	ms     int64
+	hits   int
+}
+
+// New returns a worker writing messages to out.
+func New(out io.Writer) *Worker {
+	return &Worker{
+		out:    json.NewEncoder(out),
+		clock:  &skewClock{},
+		leases: map[string]*lockimpl.Lease{},
+		fps:    map[string]*failpoint{},
+		ops:    make(chan Command, 64),
+		done:   make(chan struct{}),
+	}
+}
+
+func (w *Worker) send(m Message) {
+	w.outMu.Lock()
+	defer w.outMu.Unlock()
+	_ = w.out.Encode(m)
+}
+
+// Serve reads commands until shutdown or end of input.
+func (w *Worker) Serve(in io.Reader) error {
+	go w.runOps()
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	line := 0
+	defer func() {
+		close(w.ops)
+		<-w.done
+		w.mu.Lock()
+		if w.lock != nil {
+			w.lock.Close()
+		}
+		w.mu.Unlock()
+	}()
+	for sc.Scan() {
+		line++
+		var c Command
+		dec := json.NewDecoder(bytesReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&c); err != nil {
+			w.send(Message{Type: "error", Line: line, Error: fmt.Sprintf("stdin:%d: malformed command: %v", line, err)})
+			continue
+		}
+		if err := w.control(c, line); err != nil {
+			if errors.Is(err, errShutdown) {
+				return nil
+			}
+			w.send(Message{Type: "error", Line: line, Op: c.Op, Error: fmt.Sprintf("stdin:%d: %v", line, err)})
+		}
+	}
+	return sc.Err()
+}
+
+var errShutdown = errors.New("shutdown")
+
+func (w *Worker) control(c Command, line int) error {
+	switch c.Cmd {
+	case "init":
+		return w.init(c)
+	case "acquire", "cs", "release", "extend":
+		if c.Op == 0 {
+			return fmt.Errorf("field op: %s needs a positive op id", c.Cmd)
+		}
+		w.mu.Lock()
+		ready := w.lock != nil
+		w.mu.Unlock()
+		if !ready {
+			return fmt.Errorf("cmd %s before init", c.Cmd)
+		}
+		w.ops <- c
+	case "failpoint":
+		if c.Name == "" {
+			return fmt.Errorf("field name: a failpoint needs a name")
+		}
+		switch c.Action {
+		case "off":
+			w.mu.Lock()
+			delete(w.fps, c.Name)
+			w.mu.Unlock()
+		case "crash", "sleep", "stop":
+			n := c.Count
+			if n <= 0 {
+				n = 1
+			}
+			w.mu.Lock()
+			w.fps[c.Name] = &failpoint{action: c.Action, count: n, ms: c.Ms}
+			w.mu.Unlock()
+		default:
+			return fmt.Errorf("field action: %q is not one of crash, sleep, stop, off", c.Action)
+		}
+	case "clock":
+		w.clock.offset.Store(int64(time.Duration(c.OffsetMs) * time.Millisecond))
+	case "endpoints":
+		return w.reconnect(c.Endpoints)
+	case "shutdown":
+		return errShutdown
+	default:
+		return fmt.Errorf("field cmd: unknown command %q (allowed: init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown)", c.Cmd)
+	}
+	return nil
+}
+
+func (w *Worker) init(c Command) error {
+	if c.Client == "" || c.Lock == "" || c.Resource == "" {
+		return fmt.Errorf("init needs client, lock and resource")
+	}
+	w.client, w.lockName, w.options = c.Client, c.Lock, c.Options
+	w.res = resource.Dial(c.Resource)
+	if err := w.reconnect(c.Endpoints); err != nil {
+		return err
+	}
+	w.send(Message{Type: "ready", Pid: os.Getpid()})
+	return nil
+}
+
+// reconnect builds a fresh lock client against new endpoints (a failover by
+// hand re-points clients this way). Leases survive: they are plain values.
+func (w *Worker) reconnect(ep lockimpl.Endpoints) error {
+	l, err := lockimpl.New(w.lockName, lockimpl.Config{
+		ClientID:  w.client,
+		Endpoints: ep,
+		Options:   w.options,
+		Clock:     w.clock,
+		Failpoint: w.hit,
+		OnRenew:   w.renewed,
+	})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	old := w.lock
+	w.lock = l
+	w.mu.Unlock()
+	if old != nil {
+		go old.Close()
+	}
+	return nil
+}
+
+// hit is called by lock implementations and by the critical section at
+// named points.
+func (w *Worker) hit(name string) {
+	w.mu.Lock()
+	fp := w.fps[name]
+	trigger := false
+	if fp != nil {
+		fp.hits++
+		if fp.hits == fp.count {
+			trigger = true
+			delete(w.fps, name)
+		}
+	}
+	w.mu.Unlock()
+	if !trigger {
+		return
+	}
+	switch fp.action {
+	case "crash":
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	case "sleep":
+		time.Sleep(time.Duration(fp.ms) * time.Millisecond)
+	case "stop":
+		// Tell the harness, then stop the whole process: the harness
+		// sends SIGCONT after fp.ms, exactly like a stop-the-world pause.
+		w.send(Message{Type: "stopping", Name: name, Ms: fp.ms})
+		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+	}
+}
+
+func (w *Worker) renewed(l *lockimpl.Lease) {
+	w.send(Message{Type: "renew", Lease: w.leaseID(l), ValidityMs: l.Validity.Milliseconds(), ValidUntil: w.mono(l)})
+}
+
+func (w *Worker) leaseID(l *lockimpl.Lease) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id, x := range w.leases {
+		if x == l {
+			return id
+		}
+	}
+	return ""
+}
+
+// mono converts a lease's ValidUntil (on the lock's clock) to the shared
+// monotonic timeline.
+func (w *Worker) mono(l *lockimpl.Lease) int64 {
+	if l.ValidUntil.IsZero() {
+		return 0
+	}
+	return history.Now() + int64(l.ValidUntil.Sub(w.clock.Now()))
+}
+
+func (w *Worker) runOps() {
+	defer close(w.done)
+	for c := range w.ops {
+		w.send(w.do(c))
+	}
+}
+
+func (w *Worker) do(c Command) Message {
+	w.mu.Lock()
+	lk := w.lock
+	w.mu.Unlock()
+	ctx := context.Background()
+	m := Message{Type: "reply", Op: c.Op}
+	switch c.Cmd {
+	case "acquire":
+		if c.Key == "" || c.TTLMs <= 0 {
+			return fail(m, "acquire needs key and ttl_ms > 0")
+		}
+		l, err := lk.Acquire(ctx, c.Key, lockimpl.AcquireOptions{
+			TTL:  time.Duration(c.TTLMs) * time.Millisecond,
+			Wait: time.Duration(c.WaitMs) * time.Millisecond,
+		})
+		if err != nil {
+			return outcome(m, err, lockimpl.ErrNotAcquired)
+		}
+		w.mu.Lock()
+		w.nLease++
+		id := fmt.Sprintf("%s-%d", w.client, w.nLease)
+		w.leases[id] = l
+		w.mu.Unlock()
+		m.Status, m.Lease, m.Token, m.Fence = StatusOK, id, l.Token, l.Fence
+		m.ValidityMs, m.ValidUntil = l.Validity.Milliseconds(), w.mono(l)
+		return m
+	case "cs":
+		l := w.lookup(c.Lease)
+		if l == nil {
+			return fail(m, "unknown lease "+c.Lease)
+		}
+		return w.criticalSection(m, c, l)
+	case "release":
+		l := w.lookup(c.Lease)
+		if l == nil {
+			return fail(m, "unknown lease "+c.Lease)
+		}
+		err := lk.Release(ctx, l)
+		w.mu.Lock()
+		delete(w.leases, c.Lease)
+		w.mu.Unlock()
+		if err != nil {
+			return outcome(m, err, lockimpl.ErrNotHeld)
+		}
+		m.Status = StatusOK
+		return m
+	case "extend":
+		l := w.lookup(c.Lease)
+		if l == nil {
+			return fail(m, "unknown lease "+c.Lease)
+		}
+		ex, ok := lk.(lockimpl.Extender)
+		if !ok {
+			return fail(m, "lock "+w.lockName+" cannot extend")
+		}
+		if err := ex.Extend(ctx, l, time.Duration(c.TTLMs)*time.Millisecond); err != nil {
+			return outcome(m, err, lockimpl.ErrNotHeld)
+		}
+		m.Status, m.ValidityMs, m.ValidUntil = StatusOK, l.Validity.Milliseconds(), w.mono(l)
+		return m
+	}
+	return fail(m, "not an operation: "+c.Cmd)
+}
+
+// criticalSection reads the resource, holds for HoldMs, and writes back the
+// value plus one, passing the lease's fencing token on both accesses.
+func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Message {
+	v, err := w.res.Read(w.client, c.Lease, l.Fence)
+	if err != nil {
+		if errors.Is(err, resource.ErrRejected) {
+			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
+			return m
+		}
+		return info(m, err)
+	}
+	m.Read = history.Int64(v)
+	w.hit("cs-after-read")
+	time.Sleep(time.Duration(c.HoldMs) * time.Millisecond)
+	w.hit("cs-before-write")
+	if err := w.res.Write(w.client, c.Lease, l.Fence, v+1); err != nil {
+		if errors.Is(err, resource.ErrRejected) {
+			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
+			return m
+		}
+		return info(m, err)
+	}
+	m.Status, m.Wrote = StatusOK, history.Int64(v+1)
+	return m
+}
+
+func (w *Worker) lookup(id string) *lockimpl.Lease {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.leases[id]
+}
+
+func fail(m Message, msg string) Message {
+	m.Status, m.Error = StatusFail, msg
+	return m
+}
+
+func info(m Message, err error) Message {
+	m.Status, m.Error = StatusInfo, err.Error()
+	return m
+}
+
+// outcome maps an error: the definite one is a fail, anything else info.
+func outcome(m Message, err, definite error) Message {
+	if errors.Is(err, definite) {
+		return fail(m, err.Error())
+	}
+	return info(m, err)
+}
+
+// skewClock is the lock's clock: real time plus an offset the harness sets
+// (a client clock jump).
+type skewClock struct{ offset atomic.Int64 }
+
+func (c *skewClock) Now() time.Time {
+	return time.Now().Add(time.Duration(c.offset.Load()))
+}
