@@ -1,0 +1,160 @@
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/rs/zerolog"
+)
+
+// Net is the network layer: a real toxiproxy server embedded in the harness
+// (one per process) and driven only through its official HTTP client. Every
+// path to a node, client or peer, goes through one of its proxies, so
+// partitions and latency are toxiproxy operations.
+type Net struct {
+	Client *toxiclient.Client
+	host   string // address proxies listen on
+	prefix string // proxy names of this run start with it
+
+	mu      sync.Mutex
+	proxies map[string]*toxiclient.Proxy
+}
+
+var (
+	serverOnce sync.Once
+	serverAddr string
+	serverErr  error
+)
+
+// embeddedServer starts the toxiproxy API on a free loopback port, once.
+func embeddedServer() (string, error) {
+	serverOnce.Do(func() {
+		port, err := FreePort("127.0.0.1")
+		if err != nil {
+			serverErr = err
+			return
+		}
+		srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
+		go srv.Listen("127.0.0.1", strconv.Itoa(port))
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			resp, err := http.Get("http://" + addr + "/version")
+			if err == nil {
+				resp.Body.Close()
+				serverAddr = addr
+				return
+			}
+			if time.Now().After(deadline) {
+				serverErr = fmt.Errorf("embedded toxiproxy did not answer: %v", err)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	return serverAddr, serverErr
+}
+
+// NewNet connects to the embedded toxiproxy; proxies listen on host and are
+// named with the run's prefix.
+func NewNet(host, runID string) (*Net, error) {
+	addr, err := embeddedServer()
+	if err != nil {
+		return nil, err
+	}
+	return &Net{Client: toxiclient.NewClient(addr), host: host, prefix: runID + ":", proxies: map[string]*toxiclient.Proxy{}}, nil
+}
+
+// Proxy creates (or returns) the named proxy forwarding to upstream, on a
+// port of its own. Its listen address is stable for the whole run.
+func (n *Net) Proxy(name, upstream string) (*toxiclient.Proxy, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p, ok := n.proxies[name]; ok {
+		return p, nil
+	}
+	p, err := n.Client.CreateProxy(n.prefix+name, net.JoinHostPort(n.host, "0"), upstream)
+	if err != nil {
+		return nil, fmt.Errorf("create proxy %s: %w", name, err)
+	}
+	n.proxies[name] = p
+	return p, nil
+}
+
+// Get returns an existing proxy.
+func (n *Net) Get(name string) (*toxiclient.Proxy, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	p, ok := n.proxies[name]
+	return p, ok
+}
+
+// Names lists this run's proxies matching a prefix ("" for all).
+func (n *Net) Names(prefix string) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for k := range n.proxies {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// SetUpstream re-points a proxy (after a node restarted elsewhere).
+func (n *Net) SetUpstream(name, upstream string) error {
+	p, ok := n.Get(name)
+	if !ok {
+		return fmt.Errorf("no proxy %s", name)
+	}
+	if p.Upstream == upstream {
+		return nil
+	}
+	p.Upstream = upstream
+	return p.Save()
+}
+
+// Heal enables every proxy and removes every toxic.
+func (n *Net) Heal() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, p := range n.proxies {
+		ts, err := p.Toxics()
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			if err := p.RemoveToxic(t.Name); err != nil {
+				return err
+			}
+		}
+		if !p.Enabled {
+			if err := p.Enable(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Close deletes this run's proxies, closing their listeners.
+func (n *Net) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var first error
+	for k, p := range n.proxies {
+		if err := p.Delete(); err != nil && first == nil {
+			first = err
+		}
+		delete(n.proxies, k)
+	}
+	return first
+}

@@ -1,0 +1,101 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+func startTopology(t *testing.T, topo Topology) *Cluster {
+	t.Helper()
+	ctx := context.Background()
+	b, err := NewProcess("topo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := NewNet(b.ProxyHost(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Start(ctx, b, nw, topo)
+	if err != nil {
+		b.Close(ctx)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// A write on the primary reaches the replica through the peer proxy, and
+// stops reaching it when that proxy is disabled: the cut the failover
+// scenarios rely on.
+func TestReplicationThroughPeerProxy(t *testing.T) {
+	ctx := context.Background()
+	c := startTopology(t, Topology{Kind: Replicated, Replicas: 1})
+	addrs, err := c.ClientAddrs("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prim := redis.NewClient(&redis.Options{Addr: addrs["n1"]})
+	defer prim.Close()
+	rep := redisClient(c.Member("n2"))
+	defer rep.Close()
+	if err := prim.Set(ctx, "a", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitKey(t, rep, "a", true)
+	p, _ := c.Net.Get(PeerProxy("n1"))
+	if err := p.Disable(); err != nil {
+		t.Fatal(err)
+	}
+	if err := prim.Set(ctx, "b", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n, _ := rep.Exists(ctx, "b").Result(); n != 0 {
+		t.Fatal("write crossed a disabled replication link")
+	}
+	if err := c.Net.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	waitKey(t, rep, "b", true)
+}
+
+func waitKey(t *testing.T, r *redis.Client, key string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, _ := r.Exists(context.Background(), key).Result()
+		if (n == 1) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("key %s exists=%v after 10s, want %v", key, n == 1, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Killing the primary makes the Sentinels promote the replica.
+func TestSentinelFailover(t *testing.T) {
+	ctx := context.Background()
+	c := startTopology(t, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3})
+	if got := c.SentinelPrimary(ctx); got == nil || got.Name != "n1" {
+		t.Fatalf("sentinels' primary = %v, want n1", got)
+	}
+	if err := c.Member("n1").Node.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if got := c.SentinelPrimary(ctx); got != nil && got.Name == "n2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no failover to n2 within 30s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
