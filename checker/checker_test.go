@@ -1,0 +1,196 @@
+package checker
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault/history"
+)
+
+const ms = int64(time.Millisecond)
+
+// b builds hand-made histories with a clock in milliseconds.
+type b struct {
+	ev []history.Event
+	op int64
+}
+
+func (h *b) add(e history.Event) { h.ev = append(h.ev, e) }
+
+func (h *b) grant(p, lease string, inv, ok, validUntil, fence int64) {
+	h.op++
+	h.add(history.Event{Time: inv * ms, Kind: history.Invoke, Process: p, Op: history.OpAcquire, OpID: h.op})
+	h.add(history.Event{Time: ok * ms, Kind: history.OK, Process: p, Op: history.OpAcquire, OpID: h.op, Lease: lease, ValidUntil: validUntil * ms, Fence: fence})
+}
+
+func (h *b) release(p, lease string, at int64) {
+	h.op++
+	h.add(history.Event{Time: at * ms, Kind: history.Invoke, Process: p, Op: history.OpRelease, OpID: h.op, Lease: lease})
+	h.add(history.Event{Time: (at + 1) * ms, Kind: history.OK, Process: p, Op: history.OpRelease, OpID: h.op, Lease: lease})
+}
+
+func (h *b) access(p, lease, kind string, at, value, fence int64, rejected bool) {
+	e := history.Event{Time: at * ms, Kind: history.Access, Process: p, Lease: lease, Access: kind, Fence: fence, Rejected: rejected}
+	if !rejected {
+		e.Value = history.Int64(value)
+	}
+	h.add(e)
+}
+
+// cs adds a read of v at r and a write of v+1 at w.
+func (h *b) cs(p, lease string, r, w, v int64) {
+	h.access(p, lease, "read", r, v, 0, false)
+	h.access(p, lease, "write", w, v+1, 0, false)
+}
+
+func classes(r *Result) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range r.Observed {
+		m[c] = true
+	}
+	return m
+}
+
+func TestSequentialHoldsAreSafe(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 1000, 0)
+	h.cs("c1", "c1-1", 2, 10, 0)
+	h.release("c1", "c1-1", 11)
+	h.grant("c2", "c2-1", 5, 13, 1013, 0)
+	h.cs("c2", "c2-1", 14, 20, 1)
+	h.release("c2", "c2-1", 21)
+	r := Check(h.ev, Options{StuckAfter: time.Second})
+	if r.Verdict != ClassSafe || len(r.Findings) != 0 {
+		t.Fatalf("verdict %s, findings %+v; want safe", r.Verdict, r.Findings)
+	}
+	if len(r.Holds) != 2 || r.Holds[0].EndReason != "release" {
+		t.Fatalf("holds %+v", r.Holds)
+	}
+	if r.Linearizable != "Ok" {
+		t.Fatalf("linearizable = %s", r.Linearizable)
+	}
+}
+
+func TestOverlapBothValid(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 1000, 0)
+	h.grant("c2", "c2-1", 0, 50, 1050, 0) // failover: c2 granted while c1 valid
+	h.release("c1", "c1-1", 100)
+	h.release("c2", "c2-1", 120)
+	r := Check(h.ev, Options{})
+	if !classes(r)[ClassOverlap] || r.Verdict != ClassOverlap {
+		t.Fatalf("observed %v, want overlap", r.Observed)
+	}
+	f := r.Findings[0]
+	if f.Kind != "both-valid" || f.From != 50*ms || f.To != 100*ms {
+		t.Fatalf("finding %+v, want both-valid over [50ms,100ms]", f)
+	}
+	if f.Clients[0] != "c1" || f.Clients[1] != "c2" {
+		t.Fatalf("clients %v", f.Clients)
+	}
+}
+
+func TestHoldCutAtValidity(t *testing.T) {
+	// c1's validity ends at 100 ms; c2 is granted at 150 ms; c1 releases
+	// late but never touches the resource after 100 ms: no overlap.
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 100, 0)
+	h.grant("c2", "c2-1", 0, 150, 1150, 0)
+	h.release("c1", "c1-1", 300)
+	h.release("c2", "c2-1", 400)
+	r := Check(h.ev, Options{})
+	if r.Verdict != ClassSafe {
+		t.Fatalf("observed %v findings %+v, want safe", r.Observed, r.Findings)
+	}
+	if r.Holds[0].EndReason != "expired" || r.Holds[0].End != 100*ms {
+		t.Fatalf("hold %+v, want expired at 100ms", r.Holds[0])
+	}
+}
+
+func TestLostUpdateIsCorruption(t *testing.T) {
+	// c1 pauses between its read and its write (stop-the-world) past its
+	// validity; c2 does a whole section meanwhile. c1's write loses c2's
+	// increment.
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 100, 0)
+	h.access("c1", "c1-1", "read", 2, 0, 0, false)
+	h.grant("c2", "c2-1", 0, 150, 1150, 0)
+	h.cs("c2", "c2-1", 151, 160, 0)
+	h.release("c2", "c2-1", 161)
+	h.access("c1", "c1-1", "write", 300, 1, 0, false)
+	h.release("c1", "c1-1", 301)
+	r := Check(h.ev, Options{})
+	c := classes(r)
+	if !c[ClassCorruption] || !c[ClassOverlap] {
+		t.Fatalf("observed %v, want corruption and overlap", r.Observed)
+	}
+	if r.Verdict != ClassCorruption || r.Linearizable != "Illegal" {
+		t.Fatalf("verdict %s lin %s", r.Verdict, r.Linearizable)
+	}
+	var stale bool
+	for _, f := range r.Findings {
+		if f.Class == ClassOverlap && f.Kind == "stale-access" {
+			stale = true
+		}
+	}
+	if !stale {
+		t.Fatalf("want a stale-access overlap, got %+v", r.Findings)
+	}
+}
+
+func TestFencedWriteIsFencedNotCorruption(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 100, 33)
+	h.access("c1", "c1-1", "read", 2, 0, 33, false)
+	h.grant("c2", "c2-1", 0, 150, 1150, 34)
+	h.access("c2", "c2-1", "read", 151, 0, 34, false)
+	h.access("c2", "c2-1", "write", 160, 1, 34, false)
+	h.release("c2", "c2-1", 161)
+	h.access("c1", "c1-1", "write", 300, 0, 33, true) // refused: 33 < 34
+	h.release("c1", "c1-1", 301)
+	r := Check(h.ev, Options{})
+	c := classes(r)
+	if !c[ClassFenced] || c[ClassCorruption] || c[ClassOverlap] {
+		t.Fatalf("observed %v findings %+v, want only fenced", r.Observed, r.Findings)
+	}
+	if ok, why := Match(r.Observed, []string{ClassFenced}, nil); !ok {
+		t.Fatal(why)
+	}
+}
+
+func TestStuck(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 0, 0) // no TTL: never expires
+	h.op++
+	h.add(history.Event{Time: 2 * ms, Kind: history.Note, Op: "crashed", Process: "c1"})
+	for i := int64(0); i < 20; i++ {
+		h.op++
+		h.add(history.Event{Time: (10 + i*100) * ms, Kind: history.Invoke, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+		h.add(history.Event{Time: (10 + i*100 + 90) * ms, Kind: history.Fail, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+	}
+	r := Check(h.ev, Options{StuckAfter: 500 * time.Millisecond})
+	if !classes(r)[ClassStuck] {
+		t.Fatalf("observed %v, want stuck", r.Observed)
+	}
+	if r.Stats.MaxUnavailable < int64(1900*time.Millisecond) {
+		t.Fatalf("max unavailable %v", time.Duration(r.Stats.MaxUnavailable))
+	}
+}
+
+func TestMatch(t *testing.T) {
+	cases := []struct {
+		obs, exp, allow []string
+		ok              bool
+	}{
+		{nil, []string{"safe"}, nil, true},
+		{[]string{"overlap"}, []string{"safe"}, nil, false},
+		{[]string{"overlap", "corruption"}, []string{"overlap"}, []string{"corruption"}, true},
+		{[]string{"overlap", "corruption"}, []string{"overlap"}, nil, false},
+		{[]string{"corruption"}, []string{"overlap", "corruption"}, nil, false},
+	}
+	for _, c := range cases {
+		if ok, why := Match(c.obs, c.exp, c.allow); ok != c.ok {
+			t.Errorf("Match(%v,%v,%v) = %v (%s)", c.obs, c.exp, c.allow, ok, why)
+		}
+	}
+}

@@ -1,0 +1,166 @@
+// Package checker reads a history and finds what went wrong: overlapping
+// holds (mutual exclusion broken), corruption of the protected resource
+// (a porcupine linearizability check of the critical sections), overlaps that
+// fencing tokens turned harmless, and liveness failures (stuck locks).
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Verdict classes.
+const (
+	ClassOverlap    = "overlap"
+	ClassCorruption = "corruption"
+	ClassFenced     = "fenced"
+	ClassStuck      = "stuck"
+	ClassSafe       = "safe"
+)
+
+// Classes lists the classes a scenario may expect, in priority order.
+var Classes = []string{ClassCorruption, ClassOverlap, ClassFenced, ClassStuck, ClassSafe}
+
+// Finding is one thing that went wrong.
+type Finding struct {
+	Class   string   `json:"class"`
+	Clients []string `json:"clients,omitempty"`
+	Leases  []string `json:"leases,omitempty"`
+	From    int64    `json:"from"` // monotonic ns
+	To      int64    `json:"to"`
+	// Kind refines an overlap: "both-valid" (two holds whose validity had
+	// not run out), "stale-access" (a client acted on the resource after its
+	// own hold had ended, during another's hold).
+	Kind   string   `json:"kind,omitempty"`
+	Faults []string `json:"faults,omitempty"` // faults active around the finding
+	Cycle  int      `json:"cycle,omitempty"`
+	Detail string   `json:"detail"`
+}
+
+// Hold is one client's possession of the lock.
+type Hold struct {
+	Process    string `json:"process"`
+	Lease      string `json:"lease"`
+	Fence      int64  `json:"fence,omitempty"`
+	Start      int64  `json:"start"`       // acquire ok
+	End        int64  `json:"end"`         // release invoked, validity ran out, or the client died
+	EndReason  string `json:"end_reason"`  // release, expired, crashed, run-end
+	LastAccess int64  `json:"last_access"` // last resource access under this lease, 0 if none
+	ValidUntil int64  `json:"valid_until,omitempty"`
+}
+
+// EffectiveEnd is when the client stopped acting as holder: its hold's end,
+// or later if it still touched the resource after that.
+func (h Hold) EffectiveEnd() int64 {
+	if h.LastAccess > h.End {
+		return h.LastAccess
+	}
+	return h.End
+}
+
+// Window is a fault's time span.
+type Window struct {
+	Fault  string `json:"fault"`
+	Target string `json:"target,omitempty"`
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"` // 0 while unhealed at the end of the history
+	Cycle  int    `json:"cycle,omitempty"`
+}
+
+// Stats are counts and measurements over the whole run.
+type Stats struct {
+	Acquires       int     `json:"acquires"`
+	Grants         int     `json:"grants"`
+	Fails          int     `json:"acquire_fails"`
+	Unknown        int     `json:"acquire_unknown"`
+	CriticalSecs   int     `json:"critical_sections"`
+	Rejected       int     `json:"rejected_accesses"`
+	FinalValue     int64   `json:"final_value"`
+	MaxUnavailable int64   `json:"max_unavailable_ns"` // longest time with no holder while someone tried
+	Cycles         int     `json:"cycles"`
+	CyclesOverlap  int     `json:"cycles_with_overlap"` // unfenced or fenced
+	AcquireLatency []int64 `json:"-"`
+	MeanAcquireNs  int64   `json:"mean_acquire_ns"`
+	P99AcquireNs   int64   `json:"p99_acquire_ns"`
+	PenaltyNs      []int64 `json:"availability_penalty_ns,omitempty"` // per fault: fault start to the next grant
+}
+
+// Result is the checker's output.
+type Result struct {
+	Verdict      string    `json:"verdict"`
+	Observed     []string  `json:"observed"`
+	Findings     []Finding `json:"findings"`
+	Holds        []Hold    `json:"holds"`
+	Faults       []Window  `json:"faults"`
+	Stats        Stats     `json:"stats"`
+	Linearizable string    `json:"linearizable"` // ok, illegal, unknown
+	// CycleObserved[i] is the set of classes seen in cycle i+1.
+	CycleObserved [][]string `json:"cycle_observed,omitempty"`
+}
+
+// Rate returns how many cycles showed a class, and the number of cycles.
+func (r *Result) Rate(class string) (int, int) {
+	n := 0
+	for _, cs := range r.CycleObserved {
+		for _, c := range cs {
+			if c == class {
+				n++
+				break
+			}
+		}
+	}
+	return n, len(r.CycleObserved)
+}
+
+// Match says whether the observed classes satisfy an expectation: every
+// expected class was observed, and nothing was observed that is neither
+// expected nor allowed. Expecting "safe" means expecting nothing.
+func Match(observed, expect, allow []string) (bool, string) {
+	obs := set(observed)
+	exp := set(expect)
+	delete(exp, ClassSafe)
+	ok := set(allow)
+	var missing, extra []string
+	for c := range exp {
+		if !obs[c] {
+			missing = append(missing, c)
+		}
+	}
+	for c := range obs {
+		if !exp[c] && !ok[c] {
+			extra = append(extra, c)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) == 0 && len(extra) == 0 {
+		return true, "as expected"
+	}
+	var why []string
+	if len(missing) > 0 {
+		why = append(why, "expected but not observed: "+strings.Join(missing, ", "))
+	}
+	if len(extra) > 0 {
+		why = append(why, "observed but not expected: "+strings.Join(extra, ", "))
+	}
+	return false, strings.Join(why, "; ")
+}
+
+func set(xs []string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// ValidClass reports whether c names a verdict class.
+func ValidClass(c string) error {
+	for _, k := range Classes {
+		if k == c {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown verdict %q (allowed: %s)", c, strings.Join(Classes, ", "))
+}
