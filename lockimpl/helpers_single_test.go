@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/redis/go-redis/v9"
 )
 
 // startRedis starts one real redis-server on loopback through the process
@@ -52,4 +53,51 @@ func startRedisTB(tb testing.TB, n int) []string {
 		addrs = append(addrs, node.Addr())
 	}
 	return addrs
+}
+
+// sfLock builds a registered lock against addr for a test or benchmark and
+// closes it when the test ends. mod may adjust the config (options,
+// failpoints, OnRenew).
+func sfLock(tb testing.TB, name, addr string, mod func(*Config)) Lock {
+	tb.Helper()
+	cfg := Config{ClientID: name + "-" + RandomToken()[:8], Endpoints: Endpoints{Primary: addr}}
+	if mod != nil {
+		mod(&cfg)
+	}
+	l, err := New(name, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { l.Close() })
+	return l
+}
+
+// sfRaw is a plain client for inspecting the server in tests.
+func sfRaw(tb testing.TB, addr string) *redis.Client {
+	tb.Helper()
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	tb.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sfEventually polls cond every few milliseconds until it holds, failing the
+// test after timeout. It waits for a state, it does not bound a duration.
+func sfEventually(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// sfKeyGone waits until the key no longer exists (it expired).
+func sfKeyGone(tb testing.TB, rdb *redis.Client, key string) {
+	tb.Helper()
+	sfEventually(tb, 5*time.Second, key+" to expire", func() bool {
+		n, err := rdb.Exists(context.Background(), key).Result()
+		return err == nil && n == 0
+	})
 }
