@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -127,7 +128,8 @@ func Command(spec NodeSpec, dir, host string, port, peerPort int) (string, []str
 		return "etcd", append(args, spec.Args...)
 	default:
 		args := []string{"--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--appendonly", "no",
-			"--protected-mode", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "warning"}
+			"--protected-mode", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "warning",
+			"--repl-diskless-sync-delay", "0"}
 		if host != "" {
 			args = append(args, "--bind", host)
 		}
@@ -254,4 +256,36 @@ func tail(b []byte, n int) string {
 		b = b[len(b)-n:]
 	}
 	return string(b)
+}
+
+// CleanTemp removes lockfault's temp directories whose run is over, after
+// killing any process still running from them. Used by `simulate clean`.
+func CleanTemp() (int, error) {
+	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for _, d := range dirs {
+		killUnder(d)
+		if err := os.RemoveAll(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return len(dirs), errors.Join(errs...)
+}
+
+// killUnder SIGKILLs processes whose working directory is inside dir.
+func killUnder(dir string) {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		cwd, err := os.Readlink(p)
+		if err != nil || !strings.HasPrefix(cwd, dir) {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
+		if err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
 }

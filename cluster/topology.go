@@ -360,7 +360,14 @@ func (c *Cluster) Restart(ctx context.Context, m *Member) error {
 	if err := m.Node.Start(ctx); err != nil {
 		return err
 	}
-	return c.Repoint(m)
+	if err := c.Repoint(m); err != nil {
+		return err
+	}
+	if m.Role == RoleReplica {
+		// It came back as an empty master: make it follow the primary again.
+		return c.Rejoin(ctx)
+	}
+	return nil
 }
 
 // Repoint sets every proxy in front of m to m's current address.

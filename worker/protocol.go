@@ -23,7 +23,7 @@ type Command struct {
 	TTLMs  int64  `json:"ttl_ms,omitempty"`
 	WaitMs int64  `json:"wait_ms,omitempty"`
 
-	// cs, release, extend
+	// acquire (the name to give the grant), cs, release, extend
 	Lease  string `json:"lease,omitempty"`
 	HoldMs int64  `json:"hold_ms,omitempty"`
 

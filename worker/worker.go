@@ -282,7 +282,10 @@ func (w *Worker) do(c Command) Message {
 		}
 		w.mu.Lock()
 		w.nLease++
-		id := fmt.Sprintf("%s-%d", w.client, w.nLease)
+		id := c.Lease // the harness names leases so they stay unique across worker restarts
+		if id == "" {
+			id = fmt.Sprintf("%s-%d", w.client, w.nLease)
+		}
 		w.leases[id] = l
 		w.mu.Unlock()
 		m.Status, m.Lease, m.Token, m.Fence = StatusOK, id, l.Token, l.Fence

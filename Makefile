@@ -1,0 +1,60 @@
+# lockfault: is my Redis lock actually safe? Settle it by experiment.
+#
+#   make scenario name=master-failover   run one scenario (installs what it needs)
+#   make test                            unit and integration tests
+#   make claims                          the whole catalogue -> claims.md, claims.png
+#   make bench                           acquire+release pairs/s per lock
+#   make clean                           remove what killed runs left behind
+
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/simulate
+backend ?= auto
+name ?= master-failover
+ARGS ?=
+export TESTCONTAINERS_RYUK_DISABLED := true
+
+.PHONY: all deps build shim image scenario test claims bench clean vet
+
+all: build
+
+# Debian packages and Go modules. Skips apt when everything is present.
+deps:
+	@need=""; \
+	for b in redis-server:redis-server redis-sentinel:redis-sentinel etcd:etcd-server gcc:gcc; do \
+	  command -v $${b%%:*} >/dev/null 2>&1 || need="$$need $${b##*:}"; \
+	done; \
+	if [ -n "$$need" ]; then \
+	  echo "installing:$$need"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
+	fi
+	@# Debian starts the packaged services; lockfault runs its own.
+	@-pkill -x redis-server 2>/dev/null; pkill -x redis-sentinel 2>/dev/null; pkill -x etcd 2>/dev/null; true
+	$(GO) mod download
+
+build: deps shim
+	$(GO) build -o $(BIN) ./cmd/simulate
+
+shim:
+	@bash faults/clockshim/build.sh
+
+# The node image, built offline from the host's binaries (no registry here).
+image: shim
+	@if docker info >/dev/null 2>&1; then bash cluster/image/build.sh; else echo "no Docker engine: the process backend will be used"; fi
+
+scenario: build image
+	./$(BIN) run -backend $(backend) $(ARGS) $(name)
+
+test: build image
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 30m ./...
+
+claims: build image
+	./$(BIN) claims -backend $(backend) $(ARGS)
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
+
+clean:
+	-./$(BIN) clean
+	rm -rf bin

@@ -1,0 +1,224 @@
+// Command simulate is lockfault's command line: run a scenario, re-check or
+// re-report a recorded history, list scenarios, locks and faults, and clean
+// up what a killed run left behind.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/faults"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+	"github.com/lockfault/lockfault/worker"
+)
+
+const usage = `usage: simulate <command> [flags]
+
+commands:
+  run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
+  check <report-dir>         re-check a recorded history.jsonl and print the verdict
+  report <report-dir>        re-check and rewrite the report files from history.jsonl
+  list                       list scenarios, locks and faults
+  clean                      remove containers, networks and temp dirs left by killed runs
+`
+
+func main() {
+	if worker.IsWorker() {
+		worker.Main()
+		return
+	}
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "check", "report":
+		return cmdCheck(args[0], args[1:], stdout, stderr)
+	case "list":
+		return cmdList(stdout)
+	case "clean":
+		return cmdClean(stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "simulate: unknown command %q\n%s", args[0], usage)
+	return 2
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt runner.Options
+	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
+	fs.StringVar(&opt.Lock, "lock", "", "run the scenario with this lock instead of its own (see `simulate list`)")
+	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
+	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
+	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
+	quiet := fs.Bool("q", false, "print only the summary")
+	// Flags may come before or after the scenario name.
+	var pos []string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+	}
+	if len(pos) != 1 {
+		fmt.Fprintf(stderr, "simulate run: want exactly one scenario name or file, got %d (%s)\nscenarios: %s\n", len(pos), strings.Join(pos, " "), strings.Join(scenarios.Names(), ", "))
+		return 2
+	}
+	switch opt.Backend {
+	case "auto", "docker", "process":
+	default:
+		fmt.Fprintf(stderr, "simulate run: -backend %q is not allowed (allowed: docker, process, auto)\n", opt.Backend)
+		return 2
+	}
+	sc, err := runner.Prepare(pos[0], opt)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if !*quiet {
+		opt.Log = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, err := runner.Run(ctx, sc, opt)
+	if out != nil {
+		fmt.Fprintln(stdout, out.Summary)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "simulate run:", err)
+	}
+	return runner.Code(out, err)
+}
+
+func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "simulate %s: want one report folder (reports/<scenario>/<run-id>)\n", which)
+		return 2
+	}
+	dir := args[0]
+	events, err := history.Read(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	meta, err := readMeta(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	sc, err := scenarios.Load(meta.Scenario)
+	var opts checker.Options
+	if err == nil {
+		opts.StuckAfter = sc.StuckAfter.D()
+	}
+	res := checker.Check(events, opts)
+	meta.Matched, meta.Why = checker.Match(res.Observed, meta.Expect, meta.Allow)
+	if meta.Error != "" {
+		meta.Matched = false
+	}
+	if which == "report" {
+		if err := reports.Write(dir, meta, events, res); err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
+	fmt.Fprintln(stdout, reports.Summary(dir, meta, res))
+	return runner.Code(&runner.Outcome{Meta: meta}, nil)
+}
+
+func cmdList(stdout io.Writer) int {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tCLAIM\tLOCK\tEXPECT")
+	for _, n := range scenarios.Names() {
+		sc, err := scenarios.Load(n)
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t(invalid: %v)\n", n, err)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", n, sc.Claim, sc.Lock.Name, strings.Join(sc.Expect, ","))
+	}
+	fmt.Fprintln(tw, "\nLOCK\tNEEDS\tPROMISES")
+	for _, n := range lockimpl.Names() {
+		i, _ := lockimpl.Lookup(n)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", n, i.Needs, i.Promises)
+	}
+	fmt.Fprintln(tw, "\nFAULT\tTARGET\tDESCRIPTION")
+	for _, f := range faults.All() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Name, f.Targets, f.Description)
+	}
+	tw.Flush()
+	return 0
+}
+
+func cmdClean(stdout, stderr io.Writer) int {
+	ctx := context.Background()
+	var errs []error
+	if cluster.DockerAvailable(ctx) {
+		n, err := cluster.CleanDocker(ctx)
+		errs = append(errs, err)
+		fmt.Fprintf(stdout, "removed %d docker object(s) labelled %s\n", n, cluster.LabelApp)
+	}
+	n, err := cluster.CleanTemp()
+	errs = append(errs, err)
+	fmt.Fprintf(stdout, "removed %d temp dir(s)\n", n)
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	return 0
+}
+
+// readMeta takes the run's metadata from report.json, or, when the harness
+// died before writing it, from the scenario named by the folder
+// (reports/<scenario>/<run-id>).
+func readMeta(dir string) (reports.Meta, error) {
+	var doc struct {
+		Meta reports.Meta `json:"meta"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err == nil {
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return doc.Meta, fmt.Errorf("%s: %v", filepath.Join(dir, "report.json"), err)
+		}
+		return doc.Meta, nil
+	}
+	name := filepath.Base(filepath.Dir(filepath.Clean(dir)))
+	sc, lerr := scenarios.Load(name)
+	if lerr != nil {
+		return reports.Meta{}, fmt.Errorf("%s has no report.json and its folder names no scenario: %v", dir, lerr)
+	}
+	return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+		RunID: filepath.Base(dir), Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule(),
+		Interrupted: true, Error: "report rebuilt from history.jsonl alone"}, nil
+}

@@ -1,0 +1,158 @@
+// Package faults is the nemesis: each fault is a small type that injects
+// itself on a target and returns how to heal. Adding a fault is one new file
+// that calls Register from an init function.
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/worker"
+)
+
+// Heal undoes a fault. A nil Heal means there is nothing to undo.
+type Heal func(ctx context.Context) error
+
+// Fault injects one kind of failure.
+type Fault interface {
+	// Inject applies the fault to the target and returns how to heal it.
+	Inject(ctx context.Context, env Env, target string, params Params) (Heal, error)
+}
+
+// Params are a step's params, with typed accessors.
+type Params map[string]string
+
+// Duration reads a duration param or returns def.
+func (p Params) Duration(name string, def time.Duration) (time.Duration, error) {
+	v, ok := p[name]
+	if !ok {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("param %s: %q is not a duration", name, v)
+	}
+	return d, nil
+}
+
+// Env is what a fault can act on; the runner implements it.
+type Env interface {
+	Cluster() *cluster.Cluster
+	// Clients resolves a client target: a name (c1), "holder" (the client
+	// that most recently got the lock and still holds it), "others" (all
+	// but the holder), or "all".
+	Clients(target string) ([]Client, error)
+	// Repoint tells every worker where the primary is now.
+	Repoint(ctx context.Context) error
+	// Logf notes something on the timeline.
+	Logf(format string, args ...any)
+}
+
+// Client is one worker process.
+type Client interface {
+	Name() string
+	Signal(sig syscall.Signal) error
+	Send(c worker.Command) error
+}
+
+// Info describes a registered fault.
+type Info struct {
+	Name        string
+	Description string
+	Targets     string   // "node", "client" or "none"
+	Params      []string // params it understands
+}
+
+type entry struct {
+	info Info
+	f    Fault
+}
+
+var registry = map[string]entry{}
+
+// Register adds a fault; it panics on a duplicate.
+func Register(info Info, f Fault) {
+	if _, dup := registry[info.Name]; dup {
+		panic("faults: duplicate " + info.Name)
+	}
+	registry[info.Name] = entry{info, f}
+}
+
+// Get returns a fault by name.
+func Get(name string) (Fault, Info, error) {
+	e, ok := registry[name]
+	if !ok {
+		return nil, Info{}, fmt.Errorf("unknown fault %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	return e.f, e.info, nil
+}
+
+// Check validates a step's fault name and params without running it.
+func Check(name string, params Params) error {
+	_, info, err := Get(name)
+	if err != nil {
+		return err
+	}
+	for k := range params {
+		ok := false
+		for _, p := range info.Params {
+			ok = ok || p == k
+		}
+		if !ok {
+			allowed := "none"
+			if len(info.Params) > 0 {
+				allowed = strings.Join(info.Params, ", ")
+			}
+			return fmt.Errorf("fault %s has no param %q (allowed: %s)", name, k, allowed)
+		}
+	}
+	return nil
+}
+
+// Names lists the registered faults.
+func Names() []string {
+	var out []string
+	for n := range registry {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// All lists every fault's description.
+func All() []Info {
+	var out []Info
+	for _, n := range Names() {
+		out = append(out, registry[n].info)
+	}
+	return out
+}
+
+// nodes resolves a node target.
+func nodes(env Env, target string) ([]*cluster.Member, error) {
+	if target == "" {
+		return nil, fmt.Errorf("this fault needs a node target")
+	}
+	return env.Cluster().Resolve(target)
+}
+
+// healAll runs heals in reverse order.
+func healAll(hs []Heal) Heal {
+	return func(ctx context.Context) error {
+		var first error
+		for i := len(hs) - 1; i >= 0; i-- {
+			if hs[i] == nil {
+				continue
+			}
+			if err := hs[i](ctx); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
+}

@@ -1,0 +1,95 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/lockfault/lockfault/cluster"
+)
+
+func init() {
+	Register(Info{Name: "partition-peer", Targets: "node", Params: []string{"mode"},
+		Description: "cut the node off from its replicas and Sentinels (the replication link); clients still reach it. mode=reset (default: connections refused) or drop (bytes silently dropped)"}, partition{peer: true})
+	Register(Info{Name: "partition-client", Targets: "node", Params: []string{"clients", "mode", "direction"},
+		Description: "cut clients off from the node. clients=<client target> (default all); mode=reset|drop; direction=both|to-node|from-node (one way: drop only requests or only replies)"}, partition{})
+}
+
+// partition disables toxiproxy proxies (mode=reset), or adds a timeout
+// toxic with timeout 0 that swallows data (mode=drop), optionally one way.
+type partition struct{ peer bool }
+
+func (pt partition) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil, err
+	}
+	c := env.Cluster()
+	var names []string
+	if pt.peer {
+		for _, m := range ms {
+			names = append(names, cluster.PeerProxy(m.Name))
+		}
+	} else {
+		ct := p["clients"]
+		if ct == "" {
+			ct = "all"
+		}
+		cls, err := env.Clients(ct)
+		if err != nil {
+			return nil, err
+		}
+		for _, cl := range cls {
+			for _, m := range ms {
+				names = append(names, cluster.ClientProxy(cl.Name(), m.Name))
+			}
+		}
+	}
+	mode := p["mode"]
+	if mode == "" {
+		mode = "reset"
+	}
+	dir := p["direction"]
+	if dir == "" {
+		dir = "both"
+	}
+	var streams []string
+	switch dir {
+	case "both":
+		streams = []string{"upstream", "downstream"}
+	case "to-node":
+		streams = []string{"upstream"}
+	case "from-node":
+		streams = []string{"downstream"}
+	default:
+		return nil, fmt.Errorf("param direction: %q is not allowed (allowed: both, to-node, from-node)", dir)
+	}
+	if mode == "reset" && dir != "both" {
+		return nil, fmt.Errorf("param direction: a one-way partition needs mode=drop")
+	}
+	var heals []Heal
+	for _, n := range names {
+		px, ok := c.Net.Get(n)
+		if !ok {
+			return healAll(heals), fmt.Errorf("no proxy %s", n)
+		}
+		switch mode {
+		case "reset":
+			if err := px.Disable(); err != nil {
+				return healAll(heals), err
+			}
+			heals = append(heals, func(context.Context) error { return px.Enable() })
+		case "drop":
+			for _, s := range streams {
+				name := "partition-" + s
+				if _, err := px.AddToxic(name, "timeout", s, 1, toxiclient.Attributes{"timeout": 0}); err != nil {
+					return healAll(heals), err
+				}
+				heals = append(heals, func(context.Context) error { return px.RemoveToxic(name) })
+			}
+		default:
+			return healAll(heals), fmt.Errorf("param mode: %q is not allowed (allowed: reset, drop)", mode)
+		}
+	}
+	return healAll(heals), nil
+}

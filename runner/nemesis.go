@@ -1,0 +1,310 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"syscall"
+	"time"
+
+	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/faults"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/scenarios"
+	"github.com/lockfault/lockfault/worker"
+)
+
+// active is an injected, not yet healed fault.
+type active struct {
+	name, target string
+	heal         faults.Heal
+}
+
+// nemesis runs the warmup, every cycle's steps, and the cooldowns.
+func (r *run) nemesis(ctx context.Context) error {
+	n := r.sc.Nemesis
+	if err := sleep(ctx, n.Warmup.D()); err != nil {
+		return err
+	}
+	steps := n.Steps
+	if n.Random != nil {
+		seed := n.Random.Seed
+		if r.opt.Seed != 0 {
+			seed = r.opt.Seed
+		}
+		if seed == 0 {
+			seed = time.Now().UnixNano()
+		}
+		steps = RandomSchedule(n.Random, seed)
+		r.note("seed", fmt.Sprint(seed))
+		for _, st := range steps {
+			r.note("schedule", st.String())
+		}
+		fmt.Fprintf(r.log, "random nemesis seed %d\n", seed)
+	}
+	for c := 1; c <= n.Cycles; c++ {
+		r.mu.Lock()
+		r.cycle = c
+		r.mu.Unlock()
+		r.hist.Append(history.Event{Kind: history.Note, Op: "cycle", Cycle: c, Detail: fmt.Sprintf("cycle %d of %d", c, n.Cycles)})
+		fmt.Fprintf(r.log, "cycle %d/%d\n", c, n.Cycles)
+		var act []active
+		err := r.runSteps(ctx, steps, &act)
+		herr := r.healAll(context.WithoutCancel(ctx), &act)
+		r.gate.open()
+		if err != nil {
+			return fmt.Errorf("cycle %d: %w", c, err)
+		}
+		if herr != nil {
+			return fmt.Errorf("cycle %d: heal: %w", c, herr)
+		}
+		if err := r.settle(ctx); err != nil {
+			return fmt.Errorf("cycle %d: settle: %w", c, err)
+		}
+		if err := sleep(ctx, n.Cooldown.D()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]active) error {
+	for _, st := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.step(ctx, st, act); err != nil {
+			return fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
+		}
+	}
+	return nil
+}
+
+func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error {
+	switch {
+	case st.Quiesce:
+		return r.gate.quiesce(ctx, r.sc.Lock.TTL.D()+r.sc.Workload.Hold.D()+r.sc.Lock.Wait.D()+10*time.Second)
+	case st.Resume:
+		r.gate.open()
+		return nil
+	case st.Sleep > 0:
+		return sleep(ctx, st.Sleep.D())
+	case st.Await != "":
+		select {
+		case <-r.await(st.Await):
+			return nil
+		case <-time.After(st.Within.D()):
+			return fmt.Errorf("no %s within %v", st.Await, st.Within.D())
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case st.Heal != "":
+		return r.heal(ctx, st.Heal, act)
+	case st.Fault != "":
+		f, _, err := faults.Get(st.Fault)
+		if err != nil {
+			return err
+		}
+		target := st.Target
+		e := r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: r.currentCycle(), Detail: st.String()})
+		h, err := f.Inject(ctx, r, target, faults.Params(st.Params))
+		if err != nil {
+			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
+			return err
+		}
+		if h == nil {
+			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
+			return nil
+		}
+		*act = append(*act, active{st.Fault, target, h})
+		if st.For > 0 {
+			if err := sleep(ctx, st.For.D()); err != nil {
+				return err
+			}
+			return r.heal(ctx, st.Fault, act)
+		}
+		return nil
+	}
+	return fmt.Errorf("empty step")
+}
+
+// heal heals the named active faults (or "all"), newest first.
+func (r *run) heal(ctx context.Context, name string, act *[]active) error {
+	var keep []active
+	var first error
+	for i := len(*act) - 1; i >= 0; i-- {
+		a := (*act)[i]
+		if name != "all" && a.name != name {
+			keep = append([]active{a}, keep...)
+			continue
+		}
+		err := a.heal(ctx)
+		ev := history.Event{Kind: history.FaultEnd, Fault: a.name, Target: a.target, Cycle: r.currentCycle()}
+		if err != nil {
+			ev.Error = err.Error()
+			if first == nil {
+				first = fmt.Errorf("heal %s: %w", a.name, err)
+			}
+		}
+		r.hist.Append(ev)
+	}
+	*act = keep
+	return first
+}
+
+func (r *run) healAll(ctx context.Context, act *[]active) error {
+	return r.heal(ctx, "all", act)
+}
+
+// settle waits for the topology to be whole again between cycles.
+func (r *run) settle(ctx context.Context) error {
+	c := r.clus
+	if err := c.Net.Heal(); err != nil {
+		return err
+	}
+	for _, m := range c.DataNodes() {
+		if !m.Node.Running() {
+			if err := c.Restart(ctx, m); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Topology.Kind == cluster.Replicated {
+		return c.WaitReplicasSynced(ctx, 30*time.Second)
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// --- faults.Env ---
+
+func (r *run) Cluster() *cluster.Cluster { return r.clus }
+
+func (r *run) Logf(format string, args ...any) {
+	r.note("nemesis", fmt.Sprintf(format, args...))
+}
+
+// Clients resolves a client target.
+func (r *run) Clients(target string) ([]faults.Client, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []faults.Client
+	switch target {
+	case "all", "":
+		for i := 1; i <= r.sc.Workload.Clients; i++ {
+			if p := r.procs[fmt.Sprintf("c%d", i)]; p != nil {
+				out = append(out, p)
+			}
+		}
+	case "holder":
+		if r.holder == "" {
+			return nil, fmt.Errorf("target holder: nobody holds the lock now (put `await: grant` before this step)")
+		}
+		out = append(out, r.procs[r.holder])
+	case "others":
+		for i := 1; i <= r.sc.Workload.Clients; i++ {
+			n := fmt.Sprintf("c%d", i)
+			if n != r.holder && r.procs[n] != nil {
+				out = append(out, r.procs[n])
+			}
+		}
+	default:
+		p := r.procs[target]
+		if p == nil {
+			return nil, fmt.Errorf("unknown client %q (allowed: c1..c%d, holder, others, all)", target, r.sc.Workload.Clients)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Repoint sends every worker its endpoints for the current primary.
+func (r *run) Repoint(ctx context.Context) error {
+	r.mu.Lock()
+	ps := make([]*proc, 0, len(r.procs))
+	for _, p := range r.procs {
+		ps = append(ps, p)
+	}
+	r.mu.Unlock()
+	for _, p := range ps {
+		ep, err := r.endpoints(p.name)
+		if err != nil {
+			return err
+		}
+		if err := p.Send(worker.Command{Cmd: "endpoints", Endpoints: ep}); err != nil {
+			return fmt.Errorf("repoint %s: %w", p.name, err)
+		}
+	}
+	return nil
+}
+
+// endpoints are the client's proxy addresses for what its lock needs.
+func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
+	addrs, err := r.clus.ClientAddrs(client)
+	if err != nil {
+		return lockimpl.Endpoints{}, err
+	}
+	info, _ := lockimpl.Lookup(r.sc.Lock.Name)
+	var ep lockimpl.Endpoints
+	data := r.clus.DataNodes()
+	switch info.Needs {
+	case "etcd":
+		for _, m := range data {
+			ep.Etcd = append(ep.Etcd, "http://"+addrs[m.Name])
+		}
+	case "masters":
+		for _, m := range data {
+			ep.Masters = append(ep.Masters, addrs[m.Name])
+		}
+		if r.clus.Topology.Kind == cluster.Replicated {
+			ep.Masters = []string{addrs[r.clus.Primary().Name]}
+		}
+	default:
+		p := r.clus.Primary()
+		if p == nil {
+			p = data[0]
+		}
+		ep.Primary = addrs[p.Name]
+	}
+	return ep, nil
+}
+
+// failpointStop: a worker stopped itself at a failpoint; resume it later.
+func (r *run) failpointStop(p *proc, m worker.Message) {
+	r.hist.Append(history.Event{Kind: history.FaultStart, Fault: "failpoint-stop", Target: p.name, Detail: m.Name, Cycle: r.currentCycle()})
+	go func() {
+		time.Sleep(time.Duration(m.Ms) * time.Millisecond)
+		p.Signal(syscall.SIGCONT)
+		r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: "failpoint-stop", Target: p.name, Cycle: r.currentCycle()})
+	}()
+}
+
+// RandomSchedule draws one cycle's steps from a seeded generator: the same
+// seed gives the same schedule.
+func RandomSchedule(rn *scenarios.Random, seed int64) []scenarios.Step {
+	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
+	var out []scenarios.Step
+	n := 4
+	for i := 0; i < n; i++ {
+		gap := time.Duration(float64(rn.Interval.D()) * (0.5 + rng.Float64()))
+		out = append(out, scenarios.Step{Sleep: scenarios.Duration(gap)})
+		st := scenarios.Step{Fault: rn.Faults[rng.IntN(len(rn.Faults))], For: rn.For}
+		if len(rn.Targets) > 0 {
+			st.Target = rn.Targets[rng.IntN(len(rn.Targets))]
+		}
+		out = append(out, st)
+	}
+	return out
+}

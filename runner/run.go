@@ -1,0 +1,386 @@
+// Package runner runs one scenario end to end: it starts the cluster, the
+// resource and the worker processes, drives the workload and the nemesis,
+// records the history, checks it and writes the report. Whatever happens
+// (success, failure, Ctrl-C, panic), everything it started is torn down.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/faults"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Options for a run.
+type Options struct {
+	Backend    string // "docker", "process" or "auto" (docker when an engine answers)
+	ReportsDir string // default "reports"
+	Lock       string // override the scenario's lock
+	Cycles     int    // override the number of cycles
+	Seed       int64  // random nemesis seed override (0: the scenario's, or time)
+	// WorkerCommand starts a worker (default: this executable, which must
+	// call worker.Main when worker.IsWorker()).
+	WorkerCommand []string
+	Log           io.Writer // progress lines (default: discard)
+}
+
+// Outcome is what a run produced.
+type Outcome struct {
+	Dir     string
+	Meta    reports.Meta
+	Result  *checker.Result
+	Summary string
+}
+
+// Exit codes of `simulate run`.
+const (
+	ExitMatch   = 0 // the verdict matched the expectation
+	ExitNoMatch = 1 // it did not
+	ExitHarness = 2 // the harness itself failed (or was interrupted)
+)
+
+// Code maps an outcome and error to an exit code.
+func Code(o *Outcome, err error) int {
+	switch {
+	case err != nil || o == nil || o.Meta.Interrupted || o.Meta.Error != "":
+		return ExitHarness
+	case o.Meta.Matched:
+		return ExitMatch
+	}
+	return ExitNoMatch
+}
+
+type run struct {
+	opt   Options
+	sc    *scenarios.Scenario
+	id    string
+	dir   string
+	log   io.Writer
+	hist  *history.Writer
+	res   *resource.Server
+	clus  *cluster.Cluster
+	workerLog *os.File
+
+	mu       sync.Mutex
+	procs    map[string]*proc
+	holder   string
+	waiters  map[string][]chan struct{}
+	protoErr []string
+	cycle    int
+
+	gate *gate
+	opID int64
+	ctx  context.Context // the run's context, cancelled on interrupt
+}
+
+// Prepare loads a scenario and applies the overrides, validating lock and
+// fault names; nothing is started.
+func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
+	sc, err := scenarios.Load(nameOrPath)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Lock != "" {
+		sc.Lock.Name = opt.Lock
+	}
+	if opt.Cycles > 0 {
+		sc.Nemesis.Cycles = opt.Cycles
+	}
+	info, ok := lockimpl.Lookup(sc.Lock.Name)
+	if !ok {
+		return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
+	}
+	if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
+		return nil, sc.ErrAt("lock.name", "%v", err)
+	}
+	for i, st := range sc.Nemesis.Steps {
+		if st.Fault != "" {
+			if err := faults.Check(st.Fault, st.Params); err != nil {
+				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.fault", i), "%v", err)
+			}
+		}
+	}
+	if r := sc.Nemesis.Random; r != nil {
+		for i, f := range r.Faults {
+			if err := faults.Check(f, nil); err != nil {
+				return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
+			}
+		}
+	}
+	return sc, nil
+}
+
+func needsFit(needs, topo string) error {
+	switch {
+	case needs == "etcd" && topo != cluster.Etcd:
+		return fmt.Errorf("this lock needs an etcd topology, not %s", topo)
+	case needs != "etcd" && topo == cluster.Etcd:
+		return fmt.Errorf("this lock needs Redis, not an etcd topology")
+	}
+	return nil
+}
+
+// NewRunID returns a sortable unique run id.
+func NewRunID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Run executes a prepared scenario. The report is written even when the run
+// fails or is interrupted, from whatever history was recorded.
+func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome, err error) {
+	if opt.ReportsDir == "" {
+		opt.ReportsDir = "reports"
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]chan struct{}{}, gate: newGate()}
+	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+	if r.hist, err = history.Create(filepath.Join(r.dir, "history.jsonl")); err != nil {
+		return nil, err
+	}
+	if r.workerLog, err = os.Create(filepath.Join(r.dir, "workers.log")); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
+
+	runErr := r.execute(ctx, &meta)
+	// Everything below runs whatever happened above.
+	r.hist.Close()
+	r.workerLog.Close()
+	meta.Duration = time.Since(started)
+	if runErr != nil {
+		meta.Error = runErr.Error()
+		if errors.Is(runErr, context.Canceled) || ctx.Err() != nil {
+			meta.Interrupted = true
+		}
+	}
+	events := r.hist.Events()
+	res := checker.Check(events, checker.Options{StuckAfter: sc.StuckAfter.D()})
+	meta.Matched, meta.Why = checker.Match(res.Observed, sc.Expect, sc.Allow)
+	if meta.Error != "" {
+		meta.Matched = false
+		meta.Why = "the harness failed: " + meta.Error
+	}
+	if werr := reports.Write(r.dir, meta, events, res); werr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("write report: %w", werr))
+	}
+	out = &Outcome{Dir: r.dir, Meta: meta, Result: res, Summary: reports.Summary(r.dir, meta, res)}
+	return out, runErr
+}
+
+// execute is the part of a run that starts things; its deferred cleanup
+// tears them down on every path, panics included.
+func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.ctx = ctx
+	var cleanups []func()
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}()
+
+	backend, err := r.newBackend(ctx)
+	if err != nil {
+		return err
+	}
+	meta.Backend = backend.Name()
+	r.note("setup", "backend "+backend.Name())
+	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
+	if err != nil {
+		backend.Close(context.Background())
+		return err
+	}
+	topo := cluster.Topology{Kind: r.sc.Topology.Kind, Replicas: r.sc.Topology.Replicas, Sentinels: r.sc.Topology.Sentinels,
+		Masters: r.sc.Topology.Masters, Persistence: r.sc.Topology.Persistence, ClockShim: r.needsShim()}
+	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
+	r.clus, err = cluster.Start(ctx, backend, nw, topo)
+	if err != nil {
+		nw.Close()
+		backend.Close(context.Background())
+		return fmt.Errorf("start cluster: %w", err)
+	}
+	cleanups = append(cleanups, func() {
+		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cc()
+		if err := r.clus.Close(c); err != nil {
+			fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
+		}
+	})
+	r.note("setup", "cluster up")
+
+	r.res = &resource.Server{Fencing: r.sc.Workload.Fencing, Record: r.recordAccess}
+	if err := r.res.Listen("127.0.0.1:0"); err != nil {
+		return err
+	}
+	cleanups = append(cleanups, r.res.Close)
+
+	cleanups = append(cleanups, r.killWorkers)
+	for i := 1; i <= r.sc.Workload.Clients; i++ {
+		name := fmt.Sprintf("c%d", i)
+		p, err := r.startProc(ctx, name)
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		r.procs[name] = p
+		r.mu.Unlock()
+	}
+	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
+
+	wctx, stopWorkload := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 1; i <= r.sc.Workload.Clients; i++ {
+		name := fmt.Sprintf("c%d", i)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.recoverInto(cancel)
+			r.clientLoop(wctx, name)
+		}()
+	}
+	nemErr := r.nemesis(ctx)
+	stopWorkload()
+	r.gate.open()
+	wg.Wait()
+	if nemErr != nil {
+		return nemErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	perrs := r.protoErr
+	r.mu.Unlock()
+	if len(perrs) > 0 {
+		return fmt.Errorf("worker protocol errors: %v", perrs)
+	}
+	return nil
+}
+
+func (r *run) recoverInto(cancel func()) {
+	if p := recover(); p != nil {
+		r.protocolError(fmt.Sprintf("panic: %v", p))
+		cancel()
+	}
+}
+
+func (r *run) newBackend(ctx context.Context) (cluster.Backend, error) {
+	switch r.opt.Backend {
+	case "process":
+		return cluster.NewProcess(r.id)
+	case "docker":
+		return cluster.NewDocker(ctx, r.id)
+	case "", "auto":
+		if cluster.DockerAvailable(ctx) {
+			return cluster.NewDocker(ctx, r.id)
+		}
+		return cluster.NewProcess(r.id)
+	}
+	return nil, fmt.Errorf("--backend: %q is not allowed (allowed: docker, process, auto)", r.opt.Backend)
+}
+
+// needsShim: clock and power-loss faults need the node shim preloaded.
+func (r *run) needsShim() bool {
+	uses := func(f string) bool { return f == "clock-jump" || f == "clock-drift" || f == "power-loss" }
+	for _, st := range r.sc.Nemesis.Steps {
+		if uses(st.Fault) {
+			return true
+		}
+	}
+	if rn := r.sc.Nemesis.Random; rn != nil {
+		for _, f := range rn.Faults {
+			if uses(f) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (r *run) killWorkers() {
+	r.mu.Lock()
+	ps := make([]*proc, 0, len(r.procs))
+	for _, p := range r.procs {
+		ps = append(ps, p)
+	}
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.shutdown() }()
+	}
+	wg.Wait()
+}
+
+func (r *run) note(op, detail string) {
+	r.hist.Append(history.Event{Kind: history.Note, Op: op, Detail: detail, Cycle: r.currentCycle()})
+}
+
+func (r *run) currentCycle() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.cycle
+}
+
+func (r *run) protocolError(msg string) {
+	r.mu.Lock()
+	r.protoErr = append(r.protoErr, msg)
+	r.mu.Unlock()
+	r.hist.Append(history.Event{Kind: history.Note, Op: "protocol-error", Detail: msg})
+	fmt.Fprintln(r.log, msg)
+}
+
+func (r *run) recordAccess(e history.Event) {
+	r.hist.Append(e)
+	if e.Access == "read" {
+		r.signal("read")
+	}
+}
+
+// signal wakes everyone awaiting an event kind.
+func (r *run) signal(kind string) {
+	r.mu.Lock()
+	ws := r.waiters[kind]
+	delete(r.waiters, kind)
+	r.mu.Unlock()
+	for _, w := range ws {
+		close(w)
+	}
+}
+
+// await returns a channel closed at the next event of a kind.
+func (r *run) await(kind string) <-chan struct{} {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.waiters[kind] = append(r.waiters[kind], ch)
+	r.mu.Unlock()
+	return ch
+}

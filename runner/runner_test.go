@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/worker"
+)
+
+// TestMain lets this test binary double as the worker process.
+func TestMain(m *testing.M) {
+	if worker.IsWorker() {
+		worker.Main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func backends(t *testing.T) []string {
+	out := []string{"process"}
+	if cluster.DockerAvailable(context.Background()) {
+		out = append(out, "docker")
+	} else {
+		t.Log("no Docker engine: docker backend not exercised")
+	}
+	return out
+}
+
+// runScenario runs a built-in scenario and checks the report folder.
+func runScenario(t *testing.T, name, backend string, cycles int) *Outcome {
+	t.Helper()
+	opt := Options{Backend: backend, ReportsDir: t.TempDir(), Cycles: cycles}
+	sc, err := Prepare(name, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), sc, opt)
+	if err != nil {
+		t.Fatalf("%s on %s: %v", name, backend, err)
+	}
+	for _, f := range []string{"history.jsonl", "report.json", "report.md", "timeline.png", "linearizability.html"} {
+		if st, err := os.Stat(filepath.Join(out.Dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("report file %s missing or empty: %v", f, err)
+		}
+	}
+	// The history on disk is the one that was checked.
+	evs, err := history.Read(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again := checker.Check(evs, checker.Options{StuckAfter: sc.StuckAfter.D()}); again.Verdict != out.Result.Verdict {
+		t.Errorf("re-check of history.jsonl gives %s, run said %s", again.Verdict, out.Result.Verdict)
+	}
+	t.Logf("%s on %s: verdict %s, observed %v, %d grants, %d cycles, %v", name, backend, out.Result.Verdict,
+		out.Result.Observed, out.Result.Stats.Grants, out.Result.Stats.Cycles, out.Meta.Duration)
+	assertNoLeftovers(t, out.Meta.RunID)
+	return out
+}
+
+func assertNoLeftovers(t *testing.T, runID string) {
+	t.Helper()
+	if m, _ := filepath.Glob(filepath.Join(os.TempDir(), cluster.TempPrefix+runID+"*")); len(m) > 0 {
+		t.Errorf("temp dirs left behind: %v", m)
+	}
+}
+
+func TestMasterFailoverFindsOverlap(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b, func(t *testing.T) {
+			out := runScenario(t, "master-failover", b, 3)
+			if !out.Meta.Matched {
+				t.Fatalf("verdict %s (observed %v) did not match: %s", out.Result.Verdict, out.Result.Observed, out.Meta.Why)
+			}
+			if n, c := out.Result.Rate(checker.ClassOverlap); n != c {
+				t.Errorf("overlap in %d of %d cycles, want every cycle", n, c)
+			}
+		})
+	}
+}
+
+func TestReplicatedControlIsSafe(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b, func(t *testing.T) {
+			out := runScenario(t, "replicated-control", b, 2)
+			if out.Result.Verdict != checker.ClassSafe || !out.Meta.Matched {
+				t.Fatalf("control verdict %s (observed %v), want safe", out.Result.Verdict, out.Result.Observed)
+			}
+			if out.Result.Stats.Grants < 5 {
+				t.Fatalf("only %d grants: the workload did not run", out.Result.Stats.Grants)
+			}
+			if out.Result.Stats.FinalValue != int64(out.Result.Stats.CriticalSecs) {
+				t.Errorf("resource value %d after %d critical sections", out.Result.Stats.FinalValue, out.Result.Stats.CriticalSecs)
+			}
+		})
+	}
+}

@@ -1,0 +1,201 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/worker"
+)
+
+// gate lets the nemesis quiesce the workload: while closed, clients do not
+// start new acquires, and Quiesce waits until no client holds or is acquiring.
+type gate struct {
+	mu     sync.Mutex
+	closed bool
+	inside int
+	change chan struct{}
+}
+
+func newGate() *gate { return &gate{change: make(chan struct{})} }
+
+func (g *gate) broadcast() {
+	close(g.change)
+	g.change = make(chan struct{})
+}
+
+// enter blocks while the gate is closed.
+func (g *gate) enter(ctx context.Context) bool {
+	g.mu.Lock()
+	for g.closed {
+		ch := g.change
+		g.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+		g.mu.Lock()
+	}
+	g.inside++
+	g.mu.Unlock()
+	return true
+}
+
+func (g *gate) leave() {
+	g.mu.Lock()
+	g.inside--
+	g.broadcast()
+	g.mu.Unlock()
+}
+
+// quiesce closes the gate and waits until nobody is inside.
+func (g *gate) quiesce(ctx context.Context, timeout time.Duration) error {
+	g.mu.Lock()
+	g.closed = true
+	g.broadcast()
+	deadline := time.After(timeout)
+	for g.inside > 0 {
+		ch := g.change
+		n := g.inside
+		g.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			return fmt.Errorf("quiesce: %d client(s) still inside after %v", n, timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		g.mu.Lock()
+	}
+	g.mu.Unlock()
+	return nil
+}
+
+func (g *gate) open() {
+	g.mu.Lock()
+	g.closed = false
+	g.broadcast()
+	g.mu.Unlock()
+}
+
+func (r *run) nextOp() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.opID++
+	return r.opID
+}
+
+// clientLoop: acquire, critical section, release, until the workload stops.
+// A worker that dies is recorded as crashed and, if the scenario says so,
+// restarted under the same name.
+func (r *run) clientLoop(ctx context.Context, name string) {
+	wl := r.sc.Workload
+	for ctx.Err() == nil {
+		r.mu.Lock()
+		p := r.procs[name]
+		r.mu.Unlock()
+		if !r.gate.enter(ctx) {
+			return
+		}
+		err := r.oneRound(ctx, p)
+		r.gate.leave()
+		if errors.Is(err, errDead) {
+			r.hist.Append(history.Event{Kind: history.Note, Op: "crashed", Process: name, Detail: "worker process died"})
+			if wl.RestartCrashed.D() <= 0 {
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wl.RestartCrashed.D()):
+			}
+			np, err := r.startProc(ctx, name)
+			if err != nil {
+				if ctx.Err() == nil {
+					r.protocolError(fmt.Sprintf("restart %s: %v", name, err))
+				}
+				return
+			}
+			r.mu.Lock()
+			r.procs[name] = np
+			r.mu.Unlock()
+			r.hist.Append(history.Event{Kind: history.Note, Op: "restarted", Process: name})
+			continue
+		}
+		if wl.Think.D() > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(wl.Think.D()):
+			}
+		}
+	}
+}
+
+// opTimeout bounds how long the harness waits for a reply before calling
+// the outcome unknown. It is generous: a paused worker is not a dead one.
+func (r *run) opTimeout() time.Duration {
+	return r.sc.Lock.Wait.D() + r.sc.Workload.Hold.D() + r.sc.Lock.TTL.D() + 60*time.Second
+}
+
+// invoke records an invocation, runs the call, and records the completion.
+func (r *run) invoke(ctx context.Context, p *proc, c worker.Command) (worker.Message, error) {
+	c.Op = r.nextOp()
+	r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease})
+	// In-flight operations finish when the workload stops; only an
+	// interrupted run (r.ctx cancelled) abandons them.
+	m, err := p.call(r.ctx, c, r.opTimeout())
+	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease}
+	if err != nil {
+		e.Kind, e.Error = history.Info, err.Error()
+		r.hist.Append(e)
+		return m, err
+	}
+	switch m.Status {
+	case worker.StatusOK:
+		e.Kind = history.OK
+	case worker.StatusFail:
+		e.Kind = history.Fail
+	default:
+		e.Kind = history.Info
+	}
+	e.Error, e.Token, e.Fence, e.ValidityMs, e.ValidUntil = m.Error, m.Token, m.Fence, m.ValidityMs, m.ValidUntil
+	e.Read, e.Wrote, e.Rejected = m.Read, m.Wrote, m.Rejected
+	if m.Lease != "" {
+		e.Lease = m.Lease
+	}
+	r.hist.Append(e)
+	return m, nil
+}
+
+func (r *run) oneRound(ctx context.Context, p *proc) error {
+	sc := r.sc
+	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
+	m, err := r.invoke(ctx, p, worker.Command{Cmd: "acquire", Key: sc.Workload.Resource, Lease: lease,
+		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds()})
+	if err != nil || m.Status != worker.StatusOK {
+		if err == nil && m.Status == worker.StatusFail {
+			// Back off a little so a failed client does not spin.
+			time.Sleep(10 * time.Millisecond)
+		}
+		return err
+	}
+	r.mu.Lock()
+	r.holder = p.name
+	r.mu.Unlock()
+	r.signal("grant")
+	_, err = r.invoke(ctx, p, worker.Command{Cmd: "cs", Lease: lease, HoldMs: sc.Workload.Hold.D().Milliseconds()})
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	if r.holder == p.name {
+		r.holder = ""
+	}
+	r.mu.Unlock()
+	_, err = r.invoke(ctx, p, worker.Command{Cmd: "release", Lease: lease})
+	return err
+}

@@ -1,0 +1,296 @@
+// Package scenarios is the generator: it loads the YAML scenario files in
+// this folder (topology, lock, workload, fault schedule, expected verdict)
+// and validates them, naming file:line and field for every mistake. The
+// format is documented in docs/SCENARIOS.md.
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed *.yaml
+var builtin embed.FS
+
+// Scenario is one experiment.
+type Scenario struct {
+	Name        string   `yaml:"name"`
+	Claim       string   `yaml:"claim"`
+	Description string   `yaml:"description"`
+	Topology    Topology `yaml:"topology"`
+	Lock        Lock     `yaml:"lock"`
+	Workload    Workload `yaml:"workload"`
+	Nemesis     Nemesis  `yaml:"nemesis"`
+	Expect      []string `yaml:"expect"`
+	Allow       []string `yaml:"allow"`
+	// StuckAfter: no grant for this long while clients try is "stuck".
+	StuckAfter Duration `yaml:"stuck_after"`
+
+	File string         `yaml:"-"`
+	node *yaml.Node     `yaml:"-"`
+	line map[string]int `yaml:"-"`
+}
+
+// Topology of the nodes.
+type Topology struct {
+	Kind        string `yaml:"kind"` // standalone, replicated, masters, etcd
+	Replicas    int    `yaml:"replicas"`
+	Sentinels   int    `yaml:"sentinels"`
+	Masters     int    `yaml:"masters"`
+	Persistence string `yaml:"persistence"` // none, aof-always, aof-everysec
+}
+
+// Lock under test.
+type Lock struct {
+	Name    string            `yaml:"name"`
+	TTL     Duration          `yaml:"ttl"`
+	Wait    Duration          `yaml:"wait"` // how long one acquire keeps trying
+	Options map[string]string `yaml:"options"`
+}
+
+// Workload every client runs: acquire, critical section, release.
+type Workload struct {
+	Clients int      `yaml:"clients"`
+	Hold    Duration `yaml:"hold"`    // critical section length
+	Think   Duration `yaml:"think"`   // pause after a release (or failed acquire)
+	Fencing bool     `yaml:"fencing"` // the resource rejects stale fencing tokens
+	// RestartCrashed restarts a crashed worker after this long (0: never).
+	RestartCrashed Duration `yaml:"restart_crashed"`
+	// Resource is the name the lock guards.
+	Resource string `yaml:"resource"`
+}
+
+// Nemesis is the fault schedule.
+type Nemesis struct {
+	Cycles   int      `yaml:"cycles"`
+	Warmup   Duration `yaml:"warmup"`   // before the first cycle
+	Cooldown Duration `yaml:"cooldown"` // after each cycle
+	Steps    []Step   `yaml:"steps"`    // one cycle
+	Random   *Random  `yaml:"random"`   // or a random schedule
+}
+
+// Random describes a seeded random nemesis.
+type Random struct {
+	Faults   []string `yaml:"faults"`   // fault names to choose from
+	Targets  []string `yaml:"targets"`  // targets to choose from
+	Interval Duration `yaml:"interval"` // mean time between faults
+	For      Duration `yaml:"for"`      // how long each fault lasts
+	Seed     int64    `yaml:"seed"`
+}
+
+// Step is one action of a cycle. Exactly one of Fault, Heal, Sleep, Await,
+// Quiesce, Resume is set.
+type Step struct {
+	Fault  string            `yaml:"fault"`
+	Target string            `yaml:"target"`
+	For    Duration          `yaml:"for"` // heal after this long (0: until a heal step or the cycle's end)
+	Params map[string]string `yaml:"params"`
+
+	Heal    string   `yaml:"heal"` // a fault name, or "all"
+	Sleep   Duration `yaml:"sleep"`
+	Await   string   `yaml:"await"`  // grant, read
+	Within  Duration `yaml:"within"` // await timeout (default 30s)
+	Quiesce bool     `yaml:"quiesce"`
+	Resume  bool     `yaml:"resume"`
+
+	Line int `yaml:"-"`
+}
+
+// UnmarshalYAML accepts a mapping, or the bare words quiesce and resume.
+func (s *Step) UnmarshalYAML(n *yaml.Node) error {
+	s.Line = n.Line
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
+		case "quiesce":
+			s.Quiesce = true
+		case "resume":
+			s.Resume = true
+		default:
+			return fmt.Errorf("line %d: step %q: a bare step must be quiesce or resume; otherwise use a mapping with one of fault, heal, sleep, await", n.Line, n.Value)
+		}
+		return nil
+	}
+	type plain Step
+	var p plain
+	if err := decodeStrict(n, &p); err != nil {
+		return err
+	}
+	p.Line = n.Line
+	*s = Step(p)
+	return nil
+}
+
+// String renders a step for schedules and logs.
+func (s Step) String() string {
+	switch {
+	case s.Fault != "":
+		out := "fault " + s.Fault
+		if s.Target != "" {
+			out += " on " + s.Target
+		}
+		if s.For.D() > 0 {
+			out += " for " + s.For.D().String()
+		}
+		keys := make([]string, 0, len(s.Params))
+		for k := range s.Params {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			out += fmt.Sprintf(" %s=%s", k, s.Params[k])
+		}
+		return out
+	case s.Heal != "":
+		return "heal " + s.Heal
+	case s.Sleep.D() > 0:
+		return "sleep " + s.Sleep.D().String()
+	case s.Await != "":
+		return "await " + s.Await
+	case s.Quiesce:
+		return "quiesce"
+	case s.Resume:
+		return "resume"
+	}
+	return "?"
+}
+
+// Duration is a time.Duration written as "1.5s" or "200ms".
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 500ms or 2s", n.Line)
+	}
+	if n.Value == "0" {
+		*d = 0
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (want e.g. 500ms, 2s, 1m)", n.Line, n.Value)
+	}
+	if v < 0 {
+		return fmt.Errorf("line %d: duration %q must not be negative", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+func decodeStrict(n *yaml.Node, v any) error {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(n); err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		// Re-encoding renumbers lines from 1: shift them back.
+		return shiftLines(err, n.Line-1)
+	}
+	return nil
+}
+
+// Load reads a scenario from a file path, or a built-in one by name.
+func Load(nameOrPath string) (*Scenario, error) {
+	if strings.HasSuffix(nameOrPath, ".yaml") || strings.Contains(nameOrPath, "/") {
+		data, err := os.ReadFile(nameOrPath)
+		if err != nil {
+			return nil, err
+		}
+		return Parse(nameOrPath, data)
+	}
+	data, err := builtin.ReadFile(nameOrPath + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("no scenario %q (built-in: %s)", nameOrPath, strings.Join(Names(), ", "))
+	}
+	return Parse(filepath.Join("scenarios", nameOrPath+".yaml"), data)
+}
+
+// Names lists the built-in scenarios.
+func Names() []string {
+	ents, _ := builtin.ReadDir(".")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Parse decodes and validates a scenario; file names it in errors.
+func Parse(file string, data []byte) (*Scenario, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s: empty scenario", file)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	s := &Scenario{}
+	if err := dec.Decode(s); err != nil {
+		return nil, fmt.Errorf("%s: %v", file, prefixLines(err, file))
+	}
+	s.File = file
+	s.node = root.Content[0]
+	s.line = map[string]int{}
+	index(s.node, "", s.line)
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// index records the line of every field path ("lock.ttl", "nemesis.steps.2.fault").
+func index(n *yaml.Node, path string, out map[string]int) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := join(path, n.Content[i].Value)
+			out[p] = n.Content[i].Line
+			index(n.Content[i+1], p, out)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := join(path, fmt.Sprint(i))
+			out[p] = c.Line
+			index(c, p, out)
+		}
+	}
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "." + b
+}
+
+// errAt formats an error at the line of a field path (or its nearest parent).
+func (s *Scenario) errAt(path, format string, args ...any) error {
+	p := path
+	for {
+		if l, ok := s.line[p]; ok {
+			return fmt.Errorf("%s:%d: %s: %s", s.File, l, path, fmt.Sprintf(format, args...))
+		}
+		i := strings.LastIndex(p, ".")
+		if i < 0 {
+			return fmt.Errorf("%s: %s: %s", s.File, path, fmt.Sprintf(format, args...))
+		}
+		p = p[:i]
+	}
+}
