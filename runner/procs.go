@@ -162,8 +162,17 @@ func (p *proc) read(out io.Reader) {
 			p.mu.Lock()
 			ch := p.pending[m.Op]
 			p.mu.Unlock()
+			p.r.mu.Lock()
+			issued := m.Op > 0 && m.Op <= p.r.opID
+			p.r.mu.Unlock()
+			if ch == nil && !issued {
+				p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: reply to op %d, which was never sent", p.name, line, m.Op))
+				continue
+			}
 			if ch == nil {
-				p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: reply to unknown op %d", p.name, line, m.Op))
+				// The harness gave up on this op (timeout or interrupt) and
+				// recorded it as info; the late answer is only noted.
+				p.r.hist.Append(history.Event{Kind: history.Note, Op: "late-reply", Process: p.name, OpID: m.Op, Detail: m.Status})
 				continue
 			}
 			ch <- m

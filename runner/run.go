@@ -66,14 +66,14 @@ func Code(o *Outcome, err error) int {
 }
 
 type run struct {
-	opt   Options
-	sc    *scenarios.Scenario
-	id    string
-	dir   string
-	log   io.Writer
-	hist  *history.Writer
-	res   *resource.Server
-	clus  *cluster.Cluster
+	opt       Options
+	sc        *scenarios.Scenario
+	id        string
+	dir       string
+	log       io.Writer
+	hist      *history.Writer
+	res       *resource.Server
+	clus      *cluster.Cluster
 	workerLog *os.File
 
 	mu       sync.Mutex
