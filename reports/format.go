@@ -1,0 +1,196 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/history"
+)
+
+// span is the time frame of a run: every time in a report is shown as
+// seconds since t0 (the first event), and unhealed faults run to end.
+type span struct {
+	t0, end int64 // monotonic ns
+}
+
+// runSpan finds the first and last instants of a run from its events,
+// falling back to the checker's holds, faults and findings.
+func runSpan(events []history.Event, res *checker.Result) span {
+	var s span
+	first := true
+	see := func(t int64) {
+		if t == 0 {
+			return
+		}
+		if first {
+			s.t0, s.end, first = t, t, false
+			return
+		}
+		s.t0, s.end = min(s.t0, t), max(s.end, t)
+	}
+	for _, e := range events {
+		see(e.Time)
+	}
+	if res != nil {
+		for _, h := range res.Holds {
+			see(h.Start)
+			see(h.EffectiveEnd())
+		}
+		for _, w := range res.Faults {
+			see(w.Start)
+			see(w.End)
+		}
+		for _, f := range res.Findings {
+			see(f.From)
+			see(f.To)
+		}
+	}
+	return s
+}
+
+// sec converts a monotonic time to seconds since the start of the run.
+func (s span) sec(t int64) float64 { return float64(t-s.t0) / 1e9 }
+
+// secs formats a monotonic time as seconds since the start of the run.
+func (s span) secs(t int64) string { return fmt.Sprintf("%.3f", s.sec(t)) }
+
+// windowEnd is a fault window's end, or the end of the run if unhealed.
+func (s span) windowEnd(w checker.Window) int64 {
+	if w.End == 0 {
+		return s.end
+	}
+	return w.End
+}
+
+// dur formats nanoseconds as a rounded duration.
+func dur(ns int64) string {
+	d := time.Duration(ns)
+	switch {
+	case d == 0:
+		return "0"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Minute:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
+}
+
+// faultName names a fault window, with its target if any.
+func faultName(w checker.Window) string {
+	if w.Target == "" {
+		return w.Fault
+	}
+	return w.Fault + "(" + w.Target + ")"
+}
+
+// classList renders observed classes; nothing observed reads as safe.
+func classList(cs []string) string {
+	if len(cs) == 0 {
+		return checker.ClassSafe
+	}
+	return strings.Join(cs, ", ")
+}
+
+// verdictOf is the verdict of a result, or a note when there is none.
+func verdictOf(res *checker.Result) string {
+	if res == nil || res.Verdict == "" {
+		return "none (no result)"
+	}
+	return res.Verdict
+}
+
+// yesNo renders a match.
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+// sortNatural sorts names so that c2 comes before c10.
+func sortNatural(names []string) {
+	sort.Slice(names, func(i, j int) bool { return naturalLess(names[i], names[j]) })
+}
+
+func naturalLess(a, b string) bool {
+	pa, na := splitNum(a)
+	pb, nb := splitNum(b)
+	if pa != pb {
+		return pa < pb
+	}
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+// splitNum splits a trailing decimal number off a name: "c12" -> ("c", 12).
+func splitNum(s string) (string, int) {
+	i := len(s)
+	for i > 0 && s[i-1] >= '0' && s[i-1] <= '9' {
+		i--
+	}
+	n, err := strconv.Atoi(s[i:])
+	if err != nil {
+		return s, -1
+	}
+	return s[:i], n
+}
+
+// clients lists every client named in a history or in the checker's holds,
+// in natural order.
+func clients(events []history.Event, res *checker.Result) []string {
+	seen := map[string]bool{}
+	for _, e := range events {
+		switch e.Kind {
+		case history.FaultStart, history.FaultEnd:
+			continue
+		}
+		if e.Process != "" {
+			seen[e.Process] = true
+		}
+	}
+	if res != nil {
+		for _, h := range res.Holds {
+			seen[h.Process] = true
+		}
+		for _, f := range res.Findings {
+			for _, c := range f.Clients {
+				seen[c] = true
+			}
+		}
+	}
+	var out []string
+	for c := range seen {
+		out = append(out, c)
+	}
+	sortNatural(out)
+	return out
+}
+
+// cycleStart is one "note cycle" event.
+type cycleStart struct {
+	n int
+	t int64
+}
+
+// cycles lists the cycle starts of a history, numbered from 1 in time order.
+func cycles(events []history.Event) []cycleStart {
+	var ts []int64
+	for _, e := range events {
+		if e.Kind == history.Note && e.Op == "cycle" {
+			ts = append(ts, e.Time)
+		}
+	}
+	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
+	out := make([]cycleStart, len(ts))
+	for i, t := range ts {
+		out[i] = cycleStart{n: i + 1, t: t}
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+// Package reports writes what a run found: a report.json for tools, a
+// report.md and a self-contained report.html for people, a timeline.png on
+// which the race can be seen (one lane per client, holds as bars, fault
+// windows shaded, overlaps in red), porcupine's linearizability.html, and
+// claims.md with its matrix picture across scenarios and locks.
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/history"
+)
+
+// Meta describes a run: what was tested, what was expected, how it went.
+type Meta struct {
+	Scenario    string `json:"scenario"`
+	Claim       string `json:"claim,omitempty"`
+	Description string `json:"description,omitempty"`
+	Lock        string `json:"lock"`
+	Backend     string `json:"backend"`
+	RunID       string `json:"run_id"`
+	Seed        int64  `json:"seed"`
+	// Expect are the expected classes, Allow the tolerated extra ones.
+	Expect []string `json:"expect"`
+	Allow  []string `json:"allow,omitempty"`
+	// Matched: did the observed verdict match the expectation; Why says how.
+	Matched  bool          `json:"matched"`
+	Why      string        `json:"why,omitempty"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"duration_ns"`
+	// Schedule is the human-readable fault schedule, one line per step.
+	Schedule []string `json:"schedule,omitempty"`
+	// Interrupted: the run was cut short (Ctrl-C); the report covers a prefix.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Error is a harness failure, if any.
+	Error string `json:"error,omitempty"`
+}
+
+// Files a report directory holds.
+const (
+	FileJSON      = "report.json"
+	FileMarkdown  = "report.md"
+	FileHTML      = "report.html"
+	FileTimeline  = "timeline.png"
+	FileLinearize = "linearizability.html"
+	FileHistory   = "history.jsonl"
+)
+
+// Write writes into dir: report.json (Meta + checker.Result + files list),
+// report.md, report.html (the same content as a self-contained page with
+// the timeline embedded), timeline.png and linearizability.html.
+// history.jsonl is already in dir (written by the harness); Write does not
+// touch it. res may be nil when the harness failed before checking. Write
+// writes every file it can and returns the errors of those it could not.
+func Write(dir string, meta Meta, events []history.Event, res *checker.Result) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	// Work on a time-ordered copy: the caller's slice is left as it was.
+	evs := append([]history.Event(nil), events...)
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time < evs[j].Time })
+
+	var errs []error
+	var files []string
+	try := func(name string, write func(path string) error) {
+		if err := write(filepath.Join(dir, name)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			return
+		}
+		files = append(files, name)
+	}
+	try(FileTimeline, func(p string) error { return writeTimeline(p, meta, evs, res) })
+	try(FileLinearize, func(p string) error { return writeLinearizability(p, evs, res) })
+
+	have := map[string]bool{}
+	for _, f := range files {
+		have[f] = true
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileHistory)); err == nil {
+		have[FileHistory] = true
+		files = append(files, FileHistory)
+	}
+	have[FileJSON], have[FileMarkdown], have[FileHTML] = true, true, true
+	doc := runDocument(meta, evs, res, have)
+
+	try(FileMarkdown, func(p string) error { return os.WriteFile(p, []byte(doc.markdown()), 0o644) })
+	title := fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Lock)
+	try(FileHTML, func(p string) error { return os.WriteFile(p, []byte(doc.html(title, dir)), 0o644) })
+	files = append(files, FileJSON)
+	sort.Strings(files)
+	if err := writeJSON(filepath.Join(dir, FileJSON), meta, res, files); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", FileJSON, err))
+	}
+	return errors.Join(errs...)
+}
+
+// Summary returns the short console summary of a run.
+func Summary(dir string, meta Meta, res *checker.Result) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "scenario %s  lock %s  backend %s", meta.Scenario, meta.Lock, meta.Backend)
+	if meta.RunID != "" {
+		fmt.Fprintf(&b, "  run %s", meta.RunID)
+	}
+	b.WriteString("\n")
+	if meta.Interrupted {
+		b.WriteString("INTERRUPTED: the results cover only the part of the run before Ctrl-C\n")
+	}
+	if meta.Error != "" {
+		fmt.Fprintf(&b, "HARNESS ERROR: %s\n", meta.Error)
+	}
+	var observed []string
+	if res != nil {
+		observed = res.Observed
+	}
+	fmt.Fprintf(&b, "verdict:  %s (observed: %s)\n", verdictOf(res), classList(observed))
+	exp := classList(meta.Expect)
+	if len(meta.Allow) > 0 {
+		exp += " (tolerated: " + strings.Join(meta.Allow, ", ") + ")"
+	}
+	fmt.Fprintf(&b, "expected: %s\n", exp)
+	if meta.Matched {
+		fmt.Fprintf(&b, "match:    yes, %s\n", meta.Why)
+	} else {
+		fmt.Fprintf(&b, "match:    NO, %s\n", meta.Why)
+	}
+	if res != nil {
+		n := countClasses(res.Findings)
+		s := res.Stats
+		fmt.Fprintf(&b, "counts:   %d grants, %d critical sections, %d overlaps, %d corruption, %d fenced, %d stuck\n",
+			s.Grants, s.CriticalSecs, n[checker.ClassOverlap], n[checker.ClassCorruption], n[checker.ClassFenced], n[checker.ClassStuck])
+		if s.Cycles > 0 {
+			fmt.Fprintf(&b, "cycles:   %d/%d with an overlap (fenced or not)\n", s.CyclesOverlap, s.Cycles)
+		}
+	}
+	fmt.Fprintf(&b, "report:   %s", filepath.Join(dir, FileMarkdown))
+	return b.String()
+}
+
+// countClasses counts findings per class.
+func countClasses(fs []checker.Finding) map[string]int {
+	n := map[string]int{}
+	for _, f := range fs {
+		n[f.Class]++
+	}
+	return n
+}
