@@ -1,0 +1,85 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestBuiltinsLoad(t *testing.T) {
+	if len(Names()) == 0 {
+		t.Fatal("no built-in scenarios")
+	}
+	for _, n := range Names() {
+		if _, err := Load(n); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+}
+
+const good = `name: x
+topology:
+  kind: standalone
+lock:
+  name: single
+  ttl: 1s
+workload:
+  clients: 2
+  hold: 10ms
+nemesis:
+  cycles: 2
+  steps:
+    - quiesce
+    - {sleep: 1s}
+    - resume
+expect: [safe]
+`
+
+func TestParseGood(t *testing.T) {
+	s, err := Parse("good.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lock.Wait != s.Lock.TTL || s.Workload.Resource != "order" {
+		t.Fatalf("defaults not applied: %+v %+v", s.Lock, s.Workload)
+	}
+	if got := strings.Join(s.Schedule(), "; "); got != "quiesce; sleep 1s; resume" {
+		t.Fatalf("schedule %q", got)
+	}
+	if s.Nemesis.Steps[1].Line != 14 {
+		t.Fatalf("step line %d, want 14", s.Nemesis.Steps[1].Line)
+	}
+}
+
+// Every bad input names the file, the line, the field and what is allowed.
+func TestParseErrorsNameFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"unknown field", "  hold: 10ms", "  hold: 10ms\n  colour: red", []string{"bad.yaml", "line 10", "colour"}},
+		{"bad kind", "kind: standalone", "kind: cluster", []string{"bad.yaml:3:", "topology.kind", "allowed: standalone, replicated, masters, etcd"}},
+		{"bad duration", "ttl: 1s", "ttl: soon", []string{"bad.yaml", "line 6", "not a duration"}},
+		{"bad verdict", "expect: [safe]", "expect: [broken]", []string{"bad.yaml:16:", "expect.0", "allowed: corruption, overlap, fenced, stuck, safe"}},
+		{"two actions", "- {sleep: 1s}", "- {sleep: 1s, await: grant}", []string{"bad.yaml:14:", "nemesis.steps.1", "exactly one of"}},
+		{"bare word", "- resume", "- resumed", []string{"bad.yaml", "line 15", "quiesce or resume"}},
+		{"no clients", "clients: 2", "clients: 0", []string{"bad.yaml:8:", "workload.clients", "1 to 64"}},
+		{"bad await", "- {sleep: 1s}", "- {await: release}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "allowed: grant, read"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := strings.Replace(good, c.from, c.to, 1)
+			if src == good {
+				t.Fatalf("case did not change the input")
+			}
+			_, err := Parse("bad.yaml", []byte(src))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
