@@ -65,6 +65,7 @@ type Backend interface {
 
 // Docker backend labels: every container and network carries both.
 const (
-	LabelApp = "lockfault"
-	LabelRun = "lockfault.run"
+	LabelApp   = "lockfault"
+	LabelRun   = "lockfault.run"
+	LabelOwner = "lockfault.owner" // pid of the harness that made it: `clean` spares live runs
 )

@@ -112,7 +112,7 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 			d.Close(context.Background())
 		}
 	}()
-	if d.dir, err = os.MkdirTemp("", TempPrefix+dockerName(runID)+"-"); err != nil {
+	if d.dir, err = newRunDir(dockerName(runID)); err != nil {
 		return nil, err
 	}
 	d.netName = d.prefix
@@ -161,7 +161,7 @@ func (d *Docker) ProxyHost() string { return d.gateway }
 func (d *Docker) Network() string { return d.netName }
 
 func (d *Docker) labels() map[string]string {
-	return map[string]string{LabelApp: "1", LabelRun: d.runID}
+	return map[string]string{LabelApp: "1", LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid())}
 }
 
 // Start creates a node: first its network sandbox, a container that holds
@@ -530,6 +530,9 @@ func cleanDocker(ctx context.Context, label string) (int, error) {
 	}
 	var servers, sandboxes []string
 	for _, c := range list.Items {
+		if ownerAlive(c.Labels[LabelOwner]) {
+			continue // a run still in progress
+		}
 		if c.Labels[labelRole] == roleSandbox {
 			sandboxes = append(sandboxes, c.ID)
 		} else {
@@ -544,6 +547,9 @@ func cleanDocker(ctx context.Context, label string) (int, error) {
 		return removed, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)
 	}
 	for _, nw := range nets.Items {
+		if ownerAlive(nw.Labels[LabelOwner]) {
+			continue
+		}
 		if err := removeNetwork(ctx, cli, nw.ID); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -749,4 +755,24 @@ func dockerName(s string) string {
 		return "x"
 	}
 	return b.String()
+}
+
+// DockerLeftovers counts the containers and networks of one run that still
+// exist (tests use it to prove cleanup).
+func DockerLeftovers(ctx context.Context, runID string) (int, error) {
+	cli, err := dockerClient(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cli.Close()
+	f := make(client.Filters).Add("label", LabelRun+"="+runID)
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		return 0, err
+	}
+	nets, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return 0, err
+	}
+	return len(list.Items) + len(nets.Items), nil
 }

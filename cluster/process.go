@@ -30,11 +30,38 @@ type Process struct {
 // NewProcess makes a process backend. Its files live in a fresh temp dir
 // removed by Close.
 func NewProcess(runID string) (*Process, error) {
-	dir, err := os.MkdirTemp("", TempPrefix+runID+"-")
+	dir, err := newRunDir(runID)
 	if err != nil {
 		return nil, err
 	}
 	return &Process{dir: dir}, nil
+}
+
+// ownerFile, in every run directory, holds the harness's pid.
+const ownerFile = "owner.pid"
+
+// newRunDir makes a run's temp directory and records its owner.
+func newRunDir(runID string) (string, error) {
+	dir, err := os.MkdirTemp("", TempPrefix+runID+"-")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// ownerAlive reports whether pid (text) names a live process other than
+// this one. An empty or unreadable owner is not alive.
+func ownerAlive(pid string) bool {
+	n, err := strconv.Atoi(strings.TrimSpace(pid))
+	if err != nil || n <= 0 || n == os.Getpid() {
+		return false
+	}
+	err = syscall.Kill(n, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func (p *Process) Name() string      { return "process" }
@@ -258,21 +285,27 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-// CleanTemp removes lockfault's temp directories whose run is over, after
-// killing any process still running from them. Used by `simulate clean`.
+// CleanTemp removes lockfault's temp directories whose harness is gone,
+// after killing any process still running from them; runs in progress are
+// spared. Used by `simulate clean`.
 func CleanTemp() (int, error) {
 	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
 	if err != nil {
 		return 0, err
 	}
 	var errs []error
+	removed := 0
 	for _, d := range dirs {
+		if owner, err := os.ReadFile(filepath.Join(d, ownerFile)); err == nil && ownerAlive(string(owner)) {
+			continue // a run in progress
+		}
+		removed++
 		killUnder(d)
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return len(dirs), errors.Join(errs...)
+	return removed, errors.Join(errs...)
 }
 
 // killUnder SIGKILLs processes whose working directory is inside dir.

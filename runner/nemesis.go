@@ -11,6 +11,7 @@ import (
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -22,7 +23,7 @@ type active struct {
 }
 
 // nemesis runs the warmup, every cycle's steps, and the cooldowns.
-func (r *run) nemesis(ctx context.Context) error {
+func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
 	n := r.sc.Nemesis
 	if err := sleep(ctx, n.Warmup.D()); err != nil {
 		return err
@@ -38,8 +39,10 @@ func (r *run) nemesis(ctx context.Context) error {
 		}
 		steps = RandomSchedule(n.Random, seed)
 		r.note("seed", fmt.Sprint(seed))
+		meta.Seed, meta.Schedule = seed, nil
 		for _, st := range steps {
 			r.note("schedule", st.String())
+			meta.Schedule = append(meta.Schedule, st.String())
 		}
 		fmt.Fprintf(r.log, "random nemesis seed %d\n", seed)
 	}
@@ -70,10 +73,23 @@ func (r *run) nemesis(ctx context.Context) error {
 }
 
 func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]active) error {
-	for _, st := range steps {
+	var next <-chan struct{}
+	for i, st := range steps {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		// An await means "the next such event after the previous step
+		// began": register it before that step runs, so an event the step
+		// itself triggers at once (resume -> grant) is not missed.
+		awaiting := next
+		next = nil
+		if i+1 < len(steps) && steps[i+1].Await != "" {
+			next = r.await(steps[i+1].Await, steps[i+1].By)
+		}
+		if st.Await != "" && awaiting == nil {
+			awaiting = r.await(st.Await, st.By)
+		}
+		r.awaiting = awaiting
 		if err := r.step(ctx, st, act); err != nil {
 			return fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
 		}
@@ -92,10 +108,14 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		return sleep(ctx, st.Sleep.D())
 	case st.Await != "":
 		select {
-		case <-r.await(st.Await):
+		case <-r.awaiting:
 			return nil
 		case <-time.After(st.Within.D()):
-			return fmt.Errorf("no %s within %v", st.Await, st.Within.D())
+			who := ""
+			if st.By != "" {
+				who = " by " + st.By
+			}
+			return fmt.Errorf("no %s%s within %v", st.Await, who, st.Within.D())
 		case <-ctx.Done():
 			return ctx.Err()
 		}

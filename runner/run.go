@@ -30,7 +30,8 @@ import (
 type Options struct {
 	Backend    string // "docker", "process" or "auto" (docker when an engine answers)
 	ReportsDir string // default "reports"
-	Lock       string // override the scenario's lock
+	Lock       string // override the scenario's lock (picks the variant with that lock if there is one)
+	Variant    string // run this variant of the scenario
 	Cycles     int    // override the number of cycles
 	Seed       int64  // random nemesis seed override (0: the scenario's, or time)
 	// WorkerCommand starts a worker (default: this executable, which must
@@ -79,13 +80,15 @@ type run struct {
 	mu       sync.Mutex
 	procs    map[string]*proc
 	holder   string
-	waiters  map[string][]chan struct{}
+	waiters  map[string][]waiter
 	protoErr []string
 	cycle    int
 
 	gate *gate
 	opID int64
 	ctx  context.Context // the run's context, cancelled on interrupt
+	// awaiting is the event channel of the await step being run.
+	awaiting <-chan struct{}
 }
 
 // Prepare loads a scenario and applies the overrides, validating lock and
@@ -93,6 +96,18 @@ type run struct {
 func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
 	sc, err := scenarios.Load(nameOrPath)
 	if err != nil {
+		return nil, err
+	}
+	variant := opt.Variant
+	if variant == "" && opt.Lock != "" {
+		for _, v := range sc.VariantNames()[1:] {
+			if vs, _ := sc.WithVariant(v); vs != nil && vs.Lock.Name == opt.Lock {
+				variant = v
+				break
+			}
+		}
+	}
+	if sc, err = sc.WithVariant(variant); err != nil {
 		return nil, err
 	}
 	if opt.Lock != "" {
@@ -151,7 +166,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]chan struct{}{}, gate: newGate()}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
@@ -266,7 +281,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 			r.clientLoop(wctx, name)
 		}()
 	}
-	nemErr := r.nemesis(ctx)
+	nemErr := r.nemesis(ctx, meta)
 	stopWorkload()
 	r.gate.open()
 	wg.Wait()
@@ -310,6 +325,9 @@ func (r *run) newBackend(ctx context.Context) (cluster.Backend, error) {
 // needsShim: clock and power-loss faults need the node shim preloaded.
 func (r *run) needsShim() bool {
 	uses := func(f string) bool { return f == "clock-jump" || f == "clock-drift" || f == "power-loss" }
+	if r.sc.Topology.Kind == cluster.Etcd {
+		return false // etcd reads time through the vDSO: the shim cannot move it
+	}
 	for _, st := range r.sc.Nemesis.Steps {
 		if uses(st.Fault) {
 			return true
@@ -360,27 +378,42 @@ func (r *run) protocolError(msg string) {
 
 func (r *run) recordAccess(e history.Event) {
 	r.hist.Append(e)
-	if e.Access == "read" {
-		r.signal("read")
+	if !e.Rejected {
+		r.signal(e.Access, e.Process)
 	}
 }
 
-// signal wakes everyone awaiting an event kind.
-func (r *run) signal(kind string) {
+// waiter is a nemesis step waiting for an event (of one client, if by is set).
+type waiter struct {
+	by string
+	ch chan struct{}
+}
+
+// signal wakes everyone awaiting an event kind from this process.
+func (r *run) signal(kind, process string) {
 	r.mu.Lock()
-	ws := r.waiters[kind]
-	delete(r.waiters, kind)
+	var keep []waiter
+	var wake []waiter
+	for _, w := range r.waiters[kind] {
+		if w.by == "" || w.by == process {
+			wake = append(wake, w)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	r.waiters[kind] = keep
 	r.mu.Unlock()
-	for _, w := range ws {
-		close(w)
+	for _, w := range wake {
+		close(w.ch)
 	}
 }
 
-// await returns a channel closed at the next event of a kind.
-func (r *run) await(kind string) <-chan struct{} {
+// await returns a channel closed at the next event of a kind (by one
+// client, when by is set).
+func (r *run) await(kind, by string) <-chan struct{} {
 	ch := make(chan struct{})
 	r.mu.Lock()
-	r.waiters[kind] = append(r.waiters[kind], ch)
+	r.waiters[kind] = append(r.waiters[kind], waiter{by, ch})
 	r.mu.Unlock()
 	return ch
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
@@ -64,8 +66,20 @@ func runScenario(t *testing.T, name, backend string, cycles int) *Outcome {
 
 func assertNoLeftovers(t *testing.T, runID string) {
 	t.Helper()
-	if m, _ := filepath.Glob(filepath.Join(os.TempDir(), cluster.TempPrefix+runID+"*")); len(m) > 0 {
+	if m, _ := filepath.Glob(filepath.Join(os.TempDir(), cluster.TempPrefix+"*"+runID+"*")); len(m) > 0 {
 		t.Errorf("temp dirs left behind: %v", m)
+	}
+	if cluster.DockerAvailable(context.Background()) {
+		if n, err := cluster.DockerLeftovers(context.Background(), runID); err != nil || n != 0 {
+			t.Errorf("%d docker objects of run %s left (%v)", n, runID, err)
+		}
+	}
+	// Every node process of the run had its cwd in the run's temp dir.
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		if cwd, err := os.Readlink(p); err == nil && strings.Contains(cwd, runID) {
+			t.Errorf("process %s still runs in %s", p, cwd)
+		}
 	}
 }
 
@@ -98,4 +112,62 @@ func TestReplicatedControlIsSafe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Ctrl-C in the middle of a fault: the run stops, the report covers the
+// prefix, and nothing of the run survives.
+func TestInterruptMidFaultCleansUp(t *testing.T) {
+	for _, b := range backends(t) {
+		t.Run(b, func(t *testing.T) {
+			opt := Options{Backend: b, ReportsDir: t.TempDir()}
+			sc, err := Prepare("master-failover", opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan struct{})
+			var out *Outcome
+			var runErr error
+			go func() { out, runErr = Run(ctx, sc, opt); close(done) }()
+			// Cancel as soon as the history shows the master killed.
+			deadline := time.Now().Add(90 * time.Second)
+			for !faultStarted(opt.ReportsDir, "kill") {
+				if time.Now().After(deadline) {
+					t.Fatal("the kill fault never started")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			cancel()
+			<-done
+			if runErr == nil || out == nil || !out.Meta.Interrupted {
+				t.Fatalf("want an interrupted outcome, got %+v, %v", out, runErr)
+			}
+			if Code(out, runErr) != ExitHarness {
+				t.Errorf("exit code %d, want %d", Code(out, runErr), ExitHarness)
+			}
+			if _, err := os.Stat(filepath.Join(out.Dir, "report.md")); err != nil {
+				t.Errorf("no report after interrupt: %v", err)
+			}
+			assertNoLeftovers(t, out.Meta.RunID)
+			if b == "docker" {
+				if n, err := cluster.DockerLeftovers(context.Background(), out.Meta.RunID); err != nil || n != 0 {
+					t.Errorf("%d docker objects left (%v)", n, err)
+				}
+			}
+		})
+	}
+}
+
+func faultStarted(dir, fault string) bool {
+	m, _ := filepath.Glob(filepath.Join(dir, "*", "*", "history.jsonl"))
+	for _, f := range m {
+		evs, _ := history.Read(f)
+		for _, e := range evs {
+			if e.Kind == history.FaultStart && e.Fault == fault {
+				return true
+			}
+		}
+	}
+	return false
 }

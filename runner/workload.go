@@ -186,7 +186,7 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	r.mu.Lock()
 	r.holder = p.name
 	r.mu.Unlock()
-	r.signal("grant")
+	r.signal("grant", p.name)
 	_, err = r.invoke(ctx, p, worker.Command{Cmd: "cs", Lease: lease, HoldMs: sc.Workload.Hold.D().Milliseconds()})
 	if err != nil {
 		return err

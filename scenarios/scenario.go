@@ -33,6 +33,14 @@ type Scenario struct {
 	Allow       []string `yaml:"allow"`
 	// StuckAfter: no grant for this long while clients try is "stuck".
 	StuckAfter Duration `yaml:"stuck_after"`
+	// Variants run the same schedule against other locks (or settings):
+	// each overrides only the sections it names. The catalogue runs them all.
+	Variants []yaml.Node `yaml:"variants"`
+	// Variant is the name of the variant this scenario was built as ("" for the base).
+	Variant string `yaml:"-"`
+	// Compare names a workload measurement the catalogue compares across
+	// variants (C15): acquire-success-rate or mean-acquire.
+	Compare string `yaml:"compare"`
 
 	File string         `yaml:"-"`
 	node *yaml.Node     `yaml:"-"`
@@ -98,6 +106,7 @@ type Step struct {
 	Sleep   Duration `yaml:"sleep"`
 	Await   string   `yaml:"await"`  // grant, read
 	Within  Duration `yaml:"within"` // await timeout (default 30s)
+	By      string   `yaml:"by"`     // await: only an event of this client counts
 	Quiesce bool     `yaml:"quiesce"`
 	Resume  bool     `yaml:"resume"`
 
@@ -251,6 +260,16 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	index(s.node, "", s.line)
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, name := range s.VariantNames()[1:] {
+		if name == "" || seen[name] {
+			return nil, s.ErrAt(fmt.Sprintf("variants.%d", i), "every variant needs a unique name")
+		}
+		seen[name] = true
+		if _, err := s.WithVariant(name); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

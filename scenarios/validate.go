@@ -126,14 +126,17 @@ func (s *Scenario) validateStep(i int) error {
 	if len(set) != 1 {
 		return s.ErrAt(path, "a step needs exactly one of fault, heal, sleep, await, quiesce, resume; got %v", set)
 	}
+	if st.By != "" && st.Await == "" {
+		return s.ErrAt(path+".by", "by goes with await only")
+	}
 	if st.Fault == "" && (st.Target != "" || st.For > 0 || len(st.Params) > 0) {
 		return s.ErrAt(path, "target, for and params go with fault only")
 	}
 	if st.Await != "" {
 		switch st.Await {
-		case "grant", "read":
+		case "grant", "read", "write":
 		default:
-			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read)", st.Await)
+			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write)", st.Await)
 		}
 		if st.Within == 0 {
 			st.Within = Duration(30 * time.Second)

@@ -302,6 +302,7 @@ func (w *Worker) do(c Command) Message {
 		if l == nil {
 			return fail(m, "unknown lease "+c.Lease)
 		}
+		w.hit("before-release")
 		err := lk.Release(ctx, l)
 		w.mu.Lock()
 		delete(w.leases, c.Lease)

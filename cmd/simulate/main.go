@@ -34,6 +34,7 @@ commands:
   run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
   check <report-dir>         re-check a recorded history.jsonl and print the verdict
   report <report-dir>        re-check and rewrite the report files from history.jsonl
+  claims                     run the whole catalogue (every claim, every variant) and write claims.md and claims.png
   list                       list scenarios, locks and faults
   clean                      remove containers, networks and temp dirs left by killed runs
 `
@@ -58,6 +59,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdCheck(args[0], args[1:], stdout, stderr)
 	case "list":
 		return cmdList(stdout)
+	case "claims":
+		return cmdClaims(args[1:], stdout, stderr)
 	case "clean":
 		return cmdClean(stdout, stderr)
 	case "-h", "--help", "help":
@@ -74,6 +77,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var opt runner.Options
 	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
 	fs.StringVar(&opt.Lock, "lock", "", "run the scenario with this lock instead of its own (see `simulate list`)")
+	fs.StringVar(&opt.Variant, "variant", "", "run this variant of the scenario")
 	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
 	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
@@ -221,4 +225,57 @@ func readMeta(dir string) (reports.Meta, error) {
 	return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
 		RunID: filepath.Base(dir), Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule(),
 		Interrupted: true, Error: "report rebuilt from history.jsonl alone"}, nil
+}
+
+func cmdClaims(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("claims", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt runner.Options
+	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto")
+	fs.IntVar(&opt.Cycles, "cycles", 0, "override every scenario's number of cycles")
+	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
+	only := fs.String("only", "", "comma-separated claim ids or scenario names (default: all)")
+	md := fs.String("out", "claims.md", "the matrix in markdown; the PNG goes beside it")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simulate claims: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var filter []string
+	if *only != "" {
+		filter = strings.Split(*only, ",")
+	}
+	entries, err := runner.Catalogue(filter)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(stderr, "simulate claims: nothing matches -only %q\n", *only)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rows := runner.RunCatalogue(ctx, entries, opt, func(s string) { fmt.Fprintln(stdout, s) })
+	png := strings.TrimSuffix(*md, filepath.Ext(*md)) + ".png"
+	if err := reports.WriteClaims(*md, png, rows); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	bad := 0
+	for _, r := range rows {
+		if !r.Matched {
+			bad++
+		}
+	}
+	fmt.Fprintf(stdout, "%d of %d rows matched their expected verdict; wrote %s and %s\n", len(rows)-bad, len(rows), *md, png)
+	if ctx.Err() != nil {
+		return 2
+	}
+	if bad > 0 {
+		return 1
+	}
+	return 0
 }

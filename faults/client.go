@@ -1,0 +1,80 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"syscall"
+
+	"github.com/lockfault/lockfault/worker"
+)
+
+func init() {
+	Register(Info{Name: "crash-client", Targets: "client",
+		Description: "SIGKILL the client's process; it does not release anything (restart_crashed in the workload brings it back)"}, crashClient{})
+	Register(Info{Name: "failpoint", Targets: "client", Params: []string{"name", "action", "ms", "count"},
+		Description: "arm a failpoint in the client: at the named point (after-setnx, after-get, release-after-get, before-release, cs-after-read, cs-before-write) it crashes (action=crash), sleeps ms (sleep) or stops the whole process for ms (stop: a stop-the-world pause). count=N fires on the N-th hit. Heal disarms it"}, failpoint{})
+}
+
+type crashClient struct{}
+
+func (crashClient) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+	cls, err := env.Clients(target)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range cls {
+		if err := c.Signal(syscall.SIGKILL); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+type failpoint struct{}
+
+func (failpoint) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+	cls, err := env.Clients(target)
+	if err != nil {
+		return nil, err
+	}
+	cmd := worker.Command{Cmd: "failpoint", Name: p["name"], Action: p["action"]}
+	if cmd.Name == "" {
+		return nil, fmt.Errorf("param name: which failpoint")
+	}
+	switch cmd.Action {
+	case "crash", "sleep", "stop":
+	default:
+		return nil, fmt.Errorf("param action: %q is not allowed (allowed: crash, sleep, stop)", cmd.Action)
+	}
+	if v, ok := p["ms"]; ok {
+		d, err := p.Duration("ms", 0)
+		if err != nil {
+			n, err2 := strconv.ParseInt(v, 10, 64)
+			if err2 != nil {
+				return nil, fmt.Errorf("param ms: %q is neither a duration nor a number of milliseconds", v)
+			}
+			cmd.Ms = n
+		} else {
+			cmd.Ms = d.Milliseconds()
+		}
+	}
+	if v, ok := p["count"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("param count: want a positive integer, got %q", v)
+		}
+		cmd.Count = n
+	}
+	for _, c := range cls {
+		if err := c.Send(cmd); err != nil {
+			return nil, err
+		}
+	}
+	return func(context.Context) error {
+		for _, c := range cls {
+			c.Send(worker.Command{Cmd: "failpoint", Name: cmd.Name, Action: "off"}) // a dead client needs no disarming
+		}
+		return nil
+	}, nil
+}

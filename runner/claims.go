@@ -1,0 +1,234 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// CatalogueEntry is one scenario variant of the catalogue.
+type CatalogueEntry struct {
+	Scenario, Variant string
+}
+
+// Catalogue lists every built-in scenario that reproduces a claim (or is a
+// control), with all its variants, in claim order. only filters by claim id
+// or scenario name (empty: all).
+func Catalogue(only []string) ([]CatalogueEntry, error) {
+	type item struct {
+		claim string
+		e     CatalogueEntry
+	}
+	var items []item
+	for _, n := range scenarios.Names() {
+		sc, err := scenarios.Load(n)
+		if err != nil {
+			return nil, err
+		}
+		if sc.Claim == "" {
+			continue
+		}
+		if len(only) > 0 && !contains(only, sc.Claim) && !contains(only, sc.Name) {
+			continue
+		}
+		for _, v := range sc.VariantNames() {
+			items = append(items, item{sc.Claim, CatalogueEntry{n, v}})
+		}
+	}
+	sort.SliceStable(items, func(i, j int) bool { return claimLess(items[i].claim, items[j].claim) })
+	var out []CatalogueEntry
+	for _, it := range items {
+		out = append(out, it.e)
+	}
+	return out, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if strings.EqualFold(v, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// claimLess orders C1 < C2 < C10, controls last.
+func claimLess(a, b string) bool {
+	na, ea := claimNum(a)
+	nb, eb := claimNum(b)
+	if ea != eb {
+		return ea
+	}
+	if na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
+func claimNum(c string) (int, bool) {
+	var n int
+	if _, err := fmt.Sscanf(c, "C%d", &n); err != nil {
+		return 1 << 30, false
+	}
+	return n, true
+}
+
+// RunCatalogue runs the entries one after another and returns a claims row
+// for each. A harness failure in one entry is recorded in its row and the
+// catalogue goes on.
+func RunCatalogue(ctx context.Context, entries []CatalogueEntry, opt Options, progress func(string)) []reports.ClaimRow {
+	var rows []reports.ClaimRow
+	measures := map[string]map[string]measure{} // scenario -> variant -> measure
+	for i, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
+		o := opt
+		label := e.Scenario
+		if e.Variant != "" {
+			label += "/" + e.Variant
+		}
+		start := time.Now()
+		o.Variant = e.Variant
+		sc, err := Prepare(e.Scenario, o)
+		row := reports.ClaimRow{Scenario: label}
+		if err != nil {
+			row.Note = err.Error()
+			rows = append(rows, row)
+			continue
+		}
+		row.Claim, row.Lock, row.Expect = sc.Claim, sc.Lock.Name, sc.Expect
+		out, err := Run(ctx, sc, o)
+		if out != nil {
+			res := out.Result
+			row.Observed = res.Observed
+			if len(row.Observed) == 0 {
+				row.Observed = []string{checker.ClassSafe}
+			}
+			row.Matched = out.Meta.Matched
+			row.Hits, row.Cycles = expectedHits(res, sc.Expect)
+			row.Rate = rateText(res, sc.Expect)
+			if rel, err := filepath.Rel(".", filepath.Join(out.Dir, "report.md")); err == nil {
+				row.Report = rel
+			}
+			if sc.Compare != "" {
+				if measures[e.Scenario] == nil {
+					measures[e.Scenario] = map[string]measure{}
+				}
+				measures[e.Scenario][e.Variant] = measureOf(res)
+			}
+		}
+		if err != nil {
+			row.Matched = false
+			row.Note = "harness: " + err.Error()
+		}
+		rows = append(rows, row)
+		if progress != nil {
+			progress(fmt.Sprintf("[%d/%d] %-28s %-16s expected %-22s observed %-28s %s (%v)", i+1, len(entries), label, row.Lock,
+				strings.Join(row.Expect, ","), strings.Join(row.Observed, ","), okText(row.Matched), time.Since(start).Round(time.Second)))
+		}
+	}
+	compareVariants(rows, measures)
+	return rows
+}
+
+func okText(ok bool) string {
+	if ok {
+		return "MATCH"
+	}
+	return "NO MATCH"
+}
+
+// expectedHits counts cycles that showed every expected class (for safe:
+// cycles with no finding).
+func expectedHits(res *checker.Result, expect []string) (int, int) {
+	hits := 0
+	for _, cs := range res.CycleObserved {
+		have := map[string]bool{}
+		for _, c := range cs {
+			have[c] = true
+		}
+		ok := true
+		for _, e := range expect {
+			if e == checker.ClassSafe {
+				ok = ok && len(cs) == 0
+			} else {
+				ok = ok && have[e]
+			}
+		}
+		if ok {
+			hits++
+		}
+	}
+	return hits, len(res.CycleObserved)
+}
+
+func rateText(res *checker.Result, expect []string) string {
+	var parts []string
+	for _, c := range res.Observed {
+		n, of := res.Rate(c)
+		parts = append(parts, fmt.Sprintf("%s in %d/%d cycles", c, n, of))
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("nothing in %d cycles", len(res.CycleObserved))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// measure is what the catalogue compares across variants (C15).
+type measure struct {
+	successRate float64 // grants / acquire attempts
+	meanAcquire time.Duration
+}
+
+func measureOf(res *checker.Result) measure {
+	m := measure{meanAcquire: time.Duration(res.Stats.MeanAcquireNs)}
+	if res.Stats.Acquires > 0 {
+		m.successRate = float64(res.Stats.Grants) / float64(res.Stats.Acquires)
+	}
+	return m
+}
+
+// compareVariants checks scenarios with `compare`: the base variant must do
+// worse than each other variant on success rate and mean time to acquire.
+func compareVariants(rows []reports.ClaimRow, measures map[string]map[string]measure) {
+	for scen, byVar := range measures {
+		base, ok := byVar[""]
+		if !ok {
+			continue
+		}
+		for i := range rows {
+			if !strings.HasPrefix(rows[i].Scenario, scen) {
+				continue
+			}
+			v := strings.TrimPrefix(strings.TrimPrefix(rows[i].Scenario, scen), "/")
+			m := byVar[v]
+			rows[i].Rate = fmt.Sprintf("acquire success %.0f%%, mean time to acquire %v", 100*m.successRate, m.meanAcquire.Round(time.Millisecond))
+			if v != "" {
+				continue
+			}
+			var why []string
+			for ov, om := range byVar {
+				if ov == "" {
+					continue
+				}
+				worse := base.successRate < om.successRate && base.meanAcquire > om.meanAcquire
+				why = append(why, fmt.Sprintf("vs %s: success %.0f%% vs %.0f%%, time to acquire %v vs %v (%s)", ov,
+					100*base.successRate, 100*om.successRate, base.meanAcquire.Round(time.Millisecond), om.meanAcquire.Round(time.Millisecond),
+					map[bool]string{true: "worse, as claimed", false: "NOT worse"}[worse]))
+				if !worse {
+					rows[i].Matched = false
+				}
+			}
+			sort.Strings(why)
+			rows[i].Note = strings.Join(why, "; ")
+		}
+	}
+}

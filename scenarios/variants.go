@@ -1,0 +1,88 @@
+package scenarios
+
+import "fmt"
+
+// variantHead is what every variant must say about itself.
+type variantHead struct {
+	Name string `yaml:"name"`
+}
+
+// VariantNames lists the variants, base first ("" is the base).
+func (s *Scenario) VariantNames() []string {
+	out := []string{""}
+	for i := range s.Variants {
+		var h variantHead
+		s.Variants[i].Decode(&h)
+		out = append(out, h.Name)
+	}
+	return out
+}
+
+// WithVariant returns the scenario as the named variant: a copy of the base
+// with the variant's sections (lock, topology, workload, nemesis, expect,
+// allow, stuck_after) decoded on top, so it overrides only what it names.
+func (s *Scenario) WithVariant(name string) (*Scenario, error) {
+	if name == "" {
+		return s, nil
+	}
+	for i := range s.Variants {
+		n := &s.Variants[i]
+		var h variantHead
+		if err := n.Decode(&h); err != nil || h.Name != name {
+			continue
+		}
+		v := s.clone()
+		v.Variant = name
+		v.Expect, v.Allow = nil, nil
+		expectSet := false
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			key, val := n.Content[j].Value, n.Content[j+1]
+			var err error
+			switch key {
+			case "name":
+			case "lock":
+				err = val.Decode(&v.Lock)
+			case "topology":
+				err = val.Decode(&v.Topology)
+			case "workload":
+				err = val.Decode(&v.Workload)
+			case "nemesis":
+				err = val.Decode(&v.Nemesis)
+			case "expect":
+				err = val.Decode(&v.Expect)
+				expectSet = true
+			case "allow":
+				err = val.Decode(&v.Allow)
+			case "stuck_after":
+				err = val.Decode(&v.StuckAfter)
+			default:
+				err = fmt.Errorf("line %d: unknown field %q (allowed: name, lock, topology, workload, nemesis, expect, allow, stuck_after)", n.Content[j].Line, key)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: variant %s: %v", s.File, name, err)
+			}
+		}
+		if !expectSet {
+			v.Expect, v.Allow = s.Expect, s.Allow
+		}
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", name, err)
+		}
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s: no variant %q (have: %v)", s.File, name, s.VariantNames()[1:])
+}
+
+// clone copies the scenario deeply enough that decoding a variant on top
+// leaves the base untouched.
+func (s *Scenario) clone() *Scenario {
+	c := *s
+	c.Lock.Options = map[string]string{}
+	for k, v := range s.Lock.Options {
+		c.Lock.Options[k] = v
+	}
+	c.Nemesis.Steps = append([]Step(nil), s.Nemesis.Steps...)
+	c.Expect = append([]string(nil), s.Expect...)
+	c.Allow = append([]string(nil), s.Allow...)
+	return &c
+}
