@@ -28,7 +28,10 @@ func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
 	if err := sleep(ctx, n.Warmup.D()); err != nil {
 		return err
 	}
-	steps := n.Steps
+	schedule := make([][]scenarios.Step, n.Cycles)
+	for i := range schedule {
+		schedule[i] = n.Steps
+	}
 	if n.Random != nil {
 		seed := n.Random.Seed
 		if r.opt.Seed != 0 {
@@ -37,12 +40,15 @@ func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
 		if seed == 0 {
 			seed = time.Now().UnixNano()
 		}
-		steps = RandomSchedule(n.Random, seed)
+		schedule = RandomSchedule(n.Random, seed, n.Cycles)
 		r.note("seed", fmt.Sprint(seed))
 		meta.Seed, meta.Schedule = seed, nil
-		for _, st := range steps {
-			r.note("schedule", st.String())
-			meta.Schedule = append(meta.Schedule, st.String())
+		for c, steps := range schedule {
+			for _, st := range steps {
+				line := fmt.Sprintf("cycle %d: %s", c+1, st.String())
+				r.note("schedule", line)
+				meta.Schedule = append(meta.Schedule, line)
+			}
 		}
 		fmt.Fprintf(r.log, "random nemesis seed %d\n", seed)
 	}
@@ -53,7 +59,7 @@ func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
 		r.hist.Append(history.Event{Kind: history.Note, Op: "cycle", Cycle: c, Detail: fmt.Sprintf("cycle %d of %d", c, n.Cycles)})
 		fmt.Fprintf(r.log, "cycle %d/%d\n", c, n.Cycles)
 		var act []active
-		err := r.runSteps(ctx, steps, &act)
+		err := r.runSteps(ctx, schedule[c-1], &act)
 		herr := r.healAll(context.WithoutCancel(ctx), &act)
 		r.gate.open()
 		if err != nil {
@@ -311,20 +317,28 @@ func (r *run) failpointStop(p *proc, m worker.Message) {
 	}()
 }
 
-// RandomSchedule draws one cycle's steps from a seeded generator: the same
-// seed gives the same schedule.
-func RandomSchedule(rn *scenarios.Random, seed int64) []scenarios.Step {
+// RandomSchedule draws every cycle's steps from one seeded generator: the
+// same seed gives the same schedule. Each cycle is `faults` rounds of a
+// sleep of 0.5 to 1.5 times the interval, then one fault on one target for
+// `for`, healed before the next round.
+func RandomSchedule(rn *scenarios.Random, seed int64, cycles int) [][]scenarios.Step {
 	rng := rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x9e3779b97f4a7c15))
-	var out []scenarios.Step
-	n := 4
-	for i := 0; i < n; i++ {
-		gap := time.Duration(float64(rn.Interval.D()) * (0.5 + rng.Float64()))
-		out = append(out, scenarios.Step{Sleep: scenarios.Duration(gap)})
-		st := scenarios.Step{Fault: rn.Faults[rng.IntN(len(rn.Faults))], For: rn.For}
-		if len(rn.Targets) > 0 {
-			st.Target = rn.Targets[rng.IntN(len(rn.Targets))]
+	rounds := rn.PerCycle
+	if rounds <= 0 {
+		rounds = 3
+	}
+	out := make([][]scenarios.Step, cycles)
+	for c := range out {
+		for i := 0; i < rounds; i++ {
+			gap := time.Duration(float64(rn.Interval.D()) * (0.5 + rng.Float64()))
+			gap = gap.Round(time.Millisecond)
+			out[c] = append(out[c], scenarios.Step{Sleep: scenarios.Duration(gap)})
+			st := scenarios.Step{Fault: rn.Faults[rng.IntN(len(rn.Faults))], For: rn.For}
+			if len(rn.Targets) > 0 {
+				st.Target = rn.Targets[rng.IntN(len(rn.Targets))]
+			}
+			out[c] = append(out[c], st)
 		}
-		out = append(out, st)
 	}
 	return out
 }

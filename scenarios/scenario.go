@@ -87,10 +87,11 @@ type Nemesis struct {
 
 // Random describes a seeded random nemesis.
 type Random struct {
-	Faults   []string `yaml:"faults"`   // fault names to choose from
-	Targets  []string `yaml:"targets"`  // targets to choose from
-	Interval Duration `yaml:"interval"` // mean time between faults
-	For      Duration `yaml:"for"`      // how long each fault lasts
+	Faults   []string `yaml:"faults"`    // fault names to choose from
+	Targets  []string `yaml:"targets"`   // targets to choose from
+	Interval Duration `yaml:"interval"`  // mean time between faults
+	For      Duration `yaml:"for"`       // how long each fault lasts
+	PerCycle int      `yaml:"per_cycle"` // faults per cycle (default 3)
 	Seed     int64    `yaml:"seed"`
 }
 
