@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,8 +189,14 @@ func newUUID() string {
 }
 
 // RedissonChannelFor is the pub/sub channel on which the release of the
-// lock key is announced.
-func RedissonChannelFor(key string) string { return "redisson_lock__channel:{" + key + "}" }
+// lock key is announced: Redisson's prefixName("redisson_lock__channel", key),
+// which adds a hash tag unless the key has one.
+func RedissonChannelFor(key string) string {
+	if strings.Contains(key, "{") {
+		return "redisson_lock__channel:" + key
+	}
+	return "redisson_lock__channel:{" + key + "}"
+}
 
 // Acquire is Redisson's tryLock(wait, lease): one attempt, and if the lock is
 // held and opts.Wait > 0, subscribe to the unlock channel and retry whenever

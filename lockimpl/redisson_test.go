@@ -405,15 +405,31 @@ func TestRedissonWaitReplicas(t *testing.T) {
 		s, err := raw.Info(ctx, "replication").Result()
 		return err == nil && strings.Contains(s, "connected_slaves:1") && strings.Contains(s, "state=online")
 	})
-	la, err := a.Acquire(ctx, "r", AcquireOptions{TTL: 10 * time.Second})
+	// "online" can precede the command stream by up to a second; wait until
+	// a write reaches the replica.
+	if err := raw.Set(ctx, "probe", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sfEventually(t, 10*time.Second, "a write to reach the replica", func() bool {
+		n, err := replica.Exists(ctx, "probe").Result()
+		return err == nil && n == 1
+	})
+	// WAIT returns as soon as the replica acknowledges; the generous timeout
+	// only matters on a loaded machine.
+	a2 := sfLock(t, "redisson", addrs[0], func(c *Config) {
+		c.Options = map[string]string{"wait-replicas": "1", "wait-timeout": "5s"}
+	})
+	acq := time.Now()
+	la, err := a2.Acquire(ctx, "r", AcquireOptions{TTL: 10 * time.Second})
 	if err != nil {
 		t.Fatalf("acquire with one replica online: %v", err)
 	}
+	t.Logf("acquired with WAIT 1 in %v", time.Since(acq))
 	sfEventually(t, 5*time.Second, "the lock on the replica", func() bool {
-		n, err := replica.HGet(ctx, key, redissonID(t, a)).Int()
+		n, err := replica.HGet(ctx, key, redissonID(t, a2)).Int()
 		return err == nil && n == 1
 	})
-	if err := a.Release(ctx, la); err != nil {
+	if err := a2.Release(ctx, la); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -64,6 +64,7 @@ func (s *setnxExpire) Acquire(ctx context.Context, resource string, opts Acquire
 		if err := s.rdb.Do(ctx, "expire", key, int64(ttl/time.Second)).Err(); err != nil {
 			return nil, err
 		}
+		// The claim is the TTL actually set: whole seconds, rounded up.
 		return &Lease{Resource: resource, Token: token, Validity: ttl, ValidUntil: start.Add(ttl)}, nil
 	})
 }
