@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/lockfault/lockfault/worker"
 )
@@ -38,33 +39,9 @@ func (failpoint) Inject(ctx context.Context, env Env, target string, p Params) (
 	if err != nil {
 		return nil, err
 	}
-	cmd := worker.Command{Cmd: "failpoint", Name: p["name"], Action: p["action"]}
-	if cmd.Name == "" {
-		return nil, fmt.Errorf("param name: which failpoint")
-	}
-	switch cmd.Action {
-	case "crash", "sleep", "stop":
-	default:
-		return nil, fmt.Errorf("param action: %q is not allowed (allowed: crash, sleep, stop)", cmd.Action)
-	}
-	if v, ok := p["ms"]; ok {
-		d, err := p.Duration("ms", 0)
-		if err != nil {
-			n, err2 := strconv.ParseInt(v, 10, 64)
-			if err2 != nil {
-				return nil, fmt.Errorf("param ms: %q is neither a duration nor a number of milliseconds", v)
-			}
-			cmd.Ms = n
-		} else {
-			cmd.Ms = d.Milliseconds()
-		}
-	}
-	if v, ok := p["count"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("param count: want a positive integer, got %q", v)
-		}
-		cmd.Count = n
+	cmd, err := failpointCommand(p)
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range cls {
 		if err := c.Send(cmd); err != nil {
@@ -77,4 +54,39 @@ func (failpoint) Inject(ctx context.Context, env Env, target string, p Params) (
 		}
 		return nil
 	}, nil
+}
+
+func (failpoint) Validate(p Params) error {
+	_, err := failpointCommand(p)
+	return err
+}
+
+// failpointCommand turns params into the worker's failpoint command.
+func failpointCommand(p Params) (worker.Command, error) {
+	cmd := worker.Command{Cmd: "failpoint", Name: p["name"], Action: p["action"]}
+	if cmd.Name == "" {
+		return cmd, fmt.Errorf("param name: missing; which failpoint (after-setnx, after-get, release-after-get, before-release, cs-after-read, cs-before-write)")
+	}
+	switch cmd.Action {
+	case "crash", "sleep", "stop":
+	default:
+		return cmd, fmt.Errorf("param action: %q is not allowed (allowed: crash, sleep, stop)", cmd.Action)
+	}
+	if v, ok := p["ms"]; ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			cmd.Ms = d.Milliseconds()
+		} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			cmd.Ms = n
+		} else {
+			return cmd, fmt.Errorf("param ms: %q is neither a duration nor a number of milliseconds", v)
+		}
+	}
+	if v, ok := p["count"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return cmd, fmt.Errorf("param count: want a positive integer, got %q", v)
+		}
+		cmd.Count = n
+	}
+	return cmd, nil
 }

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/worker"
@@ -24,9 +23,9 @@ func (clockJump) Inject(ctx context.Context, env Env, target string, p Params) (
 	if err != nil {
 		return nil, err
 	}
-	by, err := p.Duration("by", 0)
-	if err != nil || by == 0 {
-		return nil, fmt.Errorf("param by: want a non-zero signed duration such as +11s (%v)", err)
+	by, err := p.durationParam("by", 0, true, "+11s or -5s")
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range ms {
 		if err := cluster.SetClockOffset(m.Node, by); err != nil {
@@ -50,9 +49,9 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 	if err != nil {
 		return nil, err
 	}
-	rate, err := p.Duration("rate", 0)
-	if err != nil || rate == 0 {
-		return nil, fmt.Errorf("param rate: want a non-zero duration per second such as 200ms (%v)", err)
+	rate, err := p.durationParam("rate", 0, true, "200ms (per second)")
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range ms {
 		if err := cluster.SetClockDrift(m.Node, rate); err != nil {
@@ -79,9 +78,9 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 	if err != nil {
 		return nil, err
 	}
-	by, err := p.Duration("by", 0)
-	if err != nil || by == 0 {
-		return nil, fmt.Errorf("param by: want a non-zero signed duration such as -2s (%v)", err)
+	by, err := p.durationParam("by", 0, true, "-2s")
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range cls {
 		if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: by.Milliseconds()}); err != nil {
@@ -96,4 +95,19 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 		}
 		return nil
 	}, nil
+}
+
+func (clockJump) Validate(p Params) error {
+	_, err := p.durationParam("by", 0, true, "+11s or -5s")
+	return err
+}
+
+func (clockDrift) Validate(p Params) error {
+	_, err := p.durationParam("rate", 0, true, "200ms (per second)")
+	return err
+}
+
+func (clockClient) Validate(p Params) error {
+	_, err := p.durationParam("by", 0, true, "-2s")
+	return err
 }

@@ -37,7 +37,7 @@ func (promote) Inject(ctx context.Context, env Env, target string, p Params) (He
 type sentinelFailover struct{}
 
 func (sentinelFailover) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
-	within, err := p.Duration("within", 30*time.Second)
+	within, err := p.durationParam("within", 30*time.Second, false, "20s")
 	if err != nil {
 		return nil, err
 	}
@@ -62,4 +62,9 @@ func (sentinelFailover) Inject(ctx context.Context, env Env, target string, p Pa
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+func (sentinelFailover) Validate(p Params) error {
+	_, err := p.durationParam("within", 30*time.Second, false, "20s")
+	return err
 }

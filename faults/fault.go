@@ -92,12 +92,19 @@ func Get(name string) (Fault, Info, error) {
 	return e.f, e.info, nil
 }
 
+// Validator is implemented by faults whose params need more than a name
+// check; Check calls it before anything starts.
+type Validator interface {
+	Validate(p Params) error
+}
+
 // Check validates a step's fault name and params without running it.
 func Check(name string, params Params) error {
-	_, info, err := Get(name)
+	f, info, err := Get(name)
 	if err != nil {
 		return err
 	}
+
 	for k := range params {
 		ok := false
 		for _, p := range info.Params {
@@ -111,7 +118,25 @@ func Check(name string, params Params) error {
 			return fmt.Errorf("fault %s has no param %q (allowed: %s)", name, k, allowed)
 		}
 	}
+	if v, ok := f.(Validator); ok {
+		return v.Validate(params)
+	}
 	return nil
+}
+
+// durationParam parses an optional duration param; nonZero demands one.
+func (p Params) durationParam(name string, def time.Duration, nonZero bool, example string) (time.Duration, error) {
+	if _, ok := p[name]; !ok && nonZero {
+		return 0, fmt.Errorf("param %s: missing; want a duration such as %s", name, example)
+	}
+	d, err := p.Duration(name, def)
+	if err != nil {
+		return 0, fmt.Errorf("param %s: %q is not a duration (want e.g. %s)", name, p[name], example)
+	}
+	if nonZero && d == 0 {
+		return 0, fmt.Errorf("param %s: must not be zero (want e.g. %s)", name, example)
+	}
+	return d, nil
 }
 
 // Names lists the registered faults.

@@ -19,7 +19,7 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 	if err != nil {
 		return nil, err
 	}
-	after, err := p.Duration("restart", -1)
+	after, err := p.durationParam("restart", -1, false, "0s or 10s")
 	if err != nil {
 		return nil, err
 	}
@@ -51,4 +51,9 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 		return nil, nil
 	}
 	return restart, nil
+}
+
+func (kill) Validate(p Params) error {
+	_, err := p.durationParam("restart", -1, false, "0s or 10s")
+	return err
 }

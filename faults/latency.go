@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/lockfault/lockfault/cluster"
@@ -20,11 +21,7 @@ func (latency) Inject(ctx context.Context, env Env, target string, p Params) (He
 	if err != nil {
 		return nil, err
 	}
-	lat, err := p.Duration("latency", 0)
-	if err != nil || lat <= 0 {
-		return nil, fmt.Errorf("param latency: want a positive duration such as 200ms (%v)", err)
-	}
-	jit, err := p.Duration("jitter", 0)
+	lat, jit, streams, err := latencyParams(p)
 	if err != nil {
 		return nil, err
 	}
@@ -35,17 +32,6 @@ func (latency) Inject(ctx context.Context, env Env, target string, p Params) (He
 	cls, err := env.Clients(ct)
 	if err != nil {
 		return nil, err
-	}
-	var streams []string
-	switch p["direction"] {
-	case "", "both":
-		streams = []string{"upstream", "downstream"}
-	case "to-node":
-		streams = []string{"upstream"}
-	case "from-node":
-		streams = []string{"downstream"}
-	default:
-		return nil, fmt.Errorf("param direction: %q is not allowed (allowed: both, to-node, from-node)", p["direction"])
 	}
 	c := env.Cluster()
 	var heals []Heal
@@ -65,4 +51,36 @@ func (latency) Inject(ctx context.Context, env Env, target string, p Params) (He
 		}
 	}
 	return healAll(heals), nil
+}
+
+func (latency) Validate(p Params) error {
+	_, _, _, err := latencyParams(p)
+	return err
+}
+
+func latencyParams(p Params) (lat, jit time.Duration, streams []string, err error) {
+	if lat, err = p.durationParam("latency", 0, true, "200ms"); err != nil {
+		return
+	}
+	if lat < 0 {
+		return 0, 0, nil, fmt.Errorf("param latency: must be positive")
+	}
+	if jit, err = p.durationParam("jitter", 0, false, "50ms"); err != nil {
+		return
+	}
+	streams, err = directionStreams(p["direction"])
+	return
+}
+
+// directionStreams maps a direction param to toxiproxy streams.
+func directionStreams(dir string) ([]string, error) {
+	switch dir {
+	case "", "both":
+		return []string{"upstream", "downstream"}, nil
+	case "to-node":
+		return []string{"upstream"}, nil
+	case "from-node":
+		return []string{"downstream"}, nil
+	}
+	return nil, fmt.Errorf("param direction: %q is not allowed (allowed: both, to-node, from-node)", dir)
 }

@@ -45,27 +45,9 @@ func (pt partition) Inject(ctx context.Context, env Env, target string, p Params
 			}
 		}
 	}
-	mode := p["mode"]
-	if mode == "" {
-		mode = "reset"
-	}
-	dir := p["direction"]
-	if dir == "" {
-		dir = "both"
-	}
-	var streams []string
-	switch dir {
-	case "both":
-		streams = []string{"upstream", "downstream"}
-	case "to-node":
-		streams = []string{"upstream"}
-	case "from-node":
-		streams = []string{"downstream"}
-	default:
-		return nil, fmt.Errorf("param direction: %q is not allowed (allowed: both, to-node, from-node)", dir)
-	}
-	if mode == "reset" && dir != "both" {
-		return nil, fmt.Errorf("param direction: a one-way partition needs mode=drop")
+	mode, streams, err := partitionParams(p)
+	if err != nil {
+		return nil, err
 	}
 	var heals []Heal
 	for _, n := range names {
@@ -87,9 +69,29 @@ func (pt partition) Inject(ctx context.Context, env Env, target string, p Params
 				}
 				heals = append(heals, func(context.Context) error { return px.RemoveToxic(name) })
 			}
-		default:
-			return healAll(heals), fmt.Errorf("param mode: %q is not allowed (allowed: reset, drop)", mode)
 		}
 	}
 	return healAll(heals), nil
+}
+
+func (partition) Validate(p Params) error {
+	_, _, err := partitionParams(p)
+	return err
+}
+
+func partitionParams(p Params) (mode string, streams []string, err error) {
+	mode = p["mode"]
+	if mode == "" {
+		mode = "reset"
+	}
+	if mode != "reset" && mode != "drop" {
+		return "", nil, fmt.Errorf("param mode: %q is not allowed (allowed: reset, drop)", mode)
+	}
+	if streams, err = directionStreams(p["direction"]); err != nil {
+		return "", nil, err
+	}
+	if mode == "reset" && len(streams) == 1 {
+		return "", nil, fmt.Errorf("param direction: a one-way partition needs mode=drop")
+	}
+	return mode, streams, nil
 }

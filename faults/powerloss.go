@@ -21,12 +21,9 @@ func (powerLoss) Inject(ctx context.Context, env Env, target string, p Params) (
 	if err != nil {
 		return nil, err
 	}
-	never := p["restart"] == "never"
-	after := time.Duration(0)
-	if !never {
-		if after, err = p.Duration("restart", 0); err != nil {
-			return nil, err
-		}
+	never, after, err := powerLossRestart(p)
+	if err != nil {
+		return nil, err
 	}
 	for _, m := range ms {
 		rep, err := cluster.PowerLoss(ctx, m.Node)
@@ -87,4 +84,17 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
+}
+
+func (powerLoss) Validate(p Params) error {
+	_, _, err := powerLossRestart(p)
+	return err
+}
+
+func powerLossRestart(p Params) (never bool, after time.Duration, err error) {
+	if p["restart"] == "never" {
+		return true, 0, nil
+	}
+	after, err = p.durationParam("restart", 0, false, "0s, 10s or never")
+	return false, after, err
 }

@@ -218,6 +218,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 func (r *run) Cluster() *cluster.Cluster { return r.clus }
 
+// Resource is the name the workload's lock guards (manual-unlock derives the
+// lock key from it).
+func (r *run) Resource() string { return r.sc.Workload.Resource }
+
 func (r *run) Logf(format string, args ...any) {
 	r.note("nemesis", fmt.Sprintf(format, args...))
 }

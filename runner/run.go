@@ -126,7 +126,15 @@ func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
 	for i, st := range sc.Nemesis.Steps {
 		if st.Fault != "" {
 			if err := faults.Check(st.Fault, st.Params); err != nil {
-				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.fault", i), "%v", err)
+				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.params", i), "%v", err)
+			}
+			if err := checkTarget(sc, st.Fault, st.Target); err != nil {
+				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.target", i), "%v", err)
+			}
+		}
+		if st.By != "" {
+			if err := checkTarget(sc, "pause-client", st.By); err != nil || st.By == "holder" || st.By == "others" || st.By == "all" {
+				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.by", i), "%q is not a client (allowed: c1..c%d)", st.By, sc.Workload.Clients)
 			}
 		}
 	}
@@ -134,6 +142,11 @@ func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
 		for i, f := range r.Faults {
 			if err := faults.Check(f, nil); err != nil {
 				return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
+			}
+			for j, tg := range r.Targets {
+				if err := checkTarget(sc, f, tg); err != nil {
+					return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.targets.%d", j), "%v", err)
+				}
 			}
 		}
 	}

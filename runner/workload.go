@@ -171,11 +171,31 @@ func (r *run) invoke(ctx context.Context, p *proc, c worker.Command) (worker.Mes
 	return m, nil
 }
 
+// oneRound is one acquire, critical section, release. With workload.reentry
+// N > 1 the client acquires N times on the same worker (leases L, L#2 ..
+// L#N: a reentrant lock counts the holds), releases L#N .. L#2, runs the
+// critical section under L, which must still be held, and releases L. A
+// re-entry that is refused or whose outcome is unknown ends the round: what
+// is held is released, innermost first, and there is no critical section.
 func (r *run) oneRound(ctx context.Context, p *proc) error {
 	sc := r.sc
 	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
-	m, err := r.invoke(ctx, p, worker.Command{Cmd: "acquire", Key: sc.Workload.Resource, Lease: lease,
-		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds()})
+	acquire := func(id string) (worker.Message, error) {
+		return r.invoke(ctx, p, worker.Command{Cmd: "acquire", Key: sc.Workload.Resource, Lease: id,
+			TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds()})
+	}
+	release := func(id string) error {
+		_, err := r.invoke(ctx, p, worker.Command{Cmd: "release", Lease: id})
+		return err
+	}
+	notHolder := func() {
+		r.mu.Lock()
+		if r.holder == p.name {
+			r.holder = ""
+		}
+		r.mu.Unlock()
+	}
+	m, err := acquire(lease)
 	if err != nil || m.Status != worker.StatusOK {
 		if err == nil && m.Status == worker.StatusFail {
 			// Back off a little so a failed client does not spin.
@@ -187,15 +207,33 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	r.holder = p.name
 	r.mu.Unlock()
 	r.signal("grant", p.name)
+	inner := []string{}
+	for k := 2; k <= sc.Workload.Reentry; k++ {
+		id := fmt.Sprintf("%s#%d", lease, k)
+		m, err := acquire(id)
+		if err != nil {
+			return err
+		}
+		if m.Status != worker.StatusOK {
+			notHolder()
+			for i := len(inner) - 1; i >= 0; i-- {
+				if err := release(inner[i]); err != nil {
+					return err
+				}
+			}
+			return release(lease)
+		}
+		inner = append(inner, id)
+	}
+	for i := len(inner) - 1; i >= 0; i-- {
+		if err := release(inner[i]); err != nil {
+			return err
+		}
+	}
 	_, err = r.invoke(ctx, p, worker.Command{Cmd: "cs", Lease: lease, HoldMs: sc.Workload.Hold.D().Milliseconds()})
 	if err != nil {
 		return err
 	}
-	r.mu.Lock()
-	if r.holder == p.name {
-		r.holder = ""
-	}
-	r.mu.Unlock()
-	_, err = r.invoke(ctx, p, worker.Command{Cmd: "release", Lease: lease})
-	return err
+	notHolder()
+	return release(lease)
 }

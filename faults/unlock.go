@@ -1,0 +1,49 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lockfault/lockfault/lockimpl"
+)
+
+func init() {
+	Register(Info{Name: "manual-unlock", Targets: "node", Params: []string{"key"},
+		Description: "DEL the workload's lock key on the target nodes, as an operator clearing a stuck lock by hand would (claim C1: a key left without a TTL). key=<redis key> overrides the key (default lock:<workload resource>)"}, manualUnlock{})
+}
+
+// resourceEnv is implemented by an Env that knows the workload's resource
+// (the runner does).
+type resourceEnv interface {
+	Resource() string
+}
+
+// manualUnlock deletes the lock key over the harness's admin connection.
+// It is not a failure but the manual intervention a stuck lock needs; it
+// deletes whatever holds the key, so put it where nobody legitimately holds
+// the lock. There is nothing to heal.
+type manualUnlock struct{}
+
+func (manualUnlock) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil, err
+	}
+	key := p["key"]
+	if key == "" {
+		res := "order"
+		if re, ok := env.(resourceEnv); ok && re.Resource() != "" {
+			res = re.Resource()
+		}
+		key = lockimpl.KeyFor(res)
+	}
+	c := env.Cluster()
+	for _, m := range ms {
+		v, err := c.Do(ctx, m, "DEL", key)
+		if err != nil {
+			return nil, fmt.Errorf("manual-unlock %s on %s: %w", key, m.Name, err)
+		}
+		env.Logf("manual-unlock: DEL %s on %s removed %v key(s)", key, m.Name, v)
+	}
+	return nil, nil
+}
