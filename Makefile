@@ -28,8 +28,9 @@ deps:
 	  echo "installing:$$need"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
 	fi
-	@# Debian starts the packaged services; lockfault runs its own.
-	@-pkill -x redis-server 2>/dev/null; pkill -x redis-sentinel 2>/dev/null; pkill -x etcd 2>/dev/null; true
+	@# Debian may start the packaged services (as users redis and etcd);
+	@# lockfault runs its own nodes and leaves other runs' alone.
+	@-pkill -u redis 2>/dev/null; pkill -u etcd 2>/dev/null; true
 	$(GO) mod download
 
 build: deps shim
