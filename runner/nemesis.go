@@ -315,6 +315,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 func (r *run) failpointStop(p *proc, m worker.Message) {
 	r.hist.Append(history.Event{Kind: history.FaultStart, Fault: "failpoint-stop", Target: p.name, Detail: m.Name, Cycle: r.currentCycle()})
 	go func() {
+		defer func() { recover() }() // the history may be closed if the run ended meanwhile
 		time.Sleep(time.Duration(m.Ms) * time.Millisecond)
 		p.Signal(syscall.SIGCONT)
 		r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: "failpoint-stop", Target: p.name, Cycle: r.currentCycle()})

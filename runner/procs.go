@@ -61,7 +61,15 @@ func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
 	}
 	p := &proc{name: name, r: r, cmd: cmd, in: in, pending: map[int64]chan worker.Message{},
 		ready: make(chan worker.Message, 1), dead: make(chan struct{})}
-	go p.read(out)
+	go func() {
+		defer func() {
+			if x := recover(); x != nil {
+				r.protocolError(fmt.Sprintf("worker %s: reader panicked: %v", name, x))
+				p.cmd.Process.Kill()
+			}
+		}()
+		p.read(out)
+	}()
 	go func() { cmd.Wait(); close(p.dead) }()
 	ep, err := r.endpoints(name)
 	if err != nil {

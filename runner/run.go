@@ -363,10 +363,18 @@ func (r *run) killWorkers() {
 		ps = append(ps, p)
 	}
 	r.mu.Unlock()
+	interrupted := r.ctx != nil && r.ctx.Err() != nil
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.shutdown() }()
+		go func() {
+			defer wg.Done()
+			if interrupted {
+				p.kill()
+			} else {
+				p.shutdown()
+			}
+		}()
 	}
 	wg.Wait()
 }
