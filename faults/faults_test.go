@@ -1,0 +1,209 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/worker"
+	"github.com/redis/go-redis/v9"
+)
+
+// env is a real cluster with one named client whose proxies exist but no
+// worker process behind them.
+type env struct {
+	c        *cluster.Cluster
+	repoints int
+	notes    []string
+}
+
+type fakeClient struct {
+	name string
+	sent []worker.Command
+}
+
+func (f *fakeClient) Name() string                { return f.name }
+func (f *fakeClient) Signal(syscall.Signal) error { return nil }
+func (f *fakeClient) Send(c worker.Command) error { f.sent = append(f.sent, c); return nil }
+
+func (e *env) Cluster() *cluster.Cluster { return e.c }
+func (e *env) Clients(target string) ([]Client, error) {
+	return []Client{&fakeClient{name: "c1"}}, nil
+}
+func (e *env) Repoint(ctx context.Context) error { e.repoints++; return nil }
+func (e *env) Logf(f string, a ...any)           { e.notes = append(e.notes, fmt.Sprintf(f, a...)) }
+
+func newEnv(t *testing.T, topo cluster.Topology) (*env, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := cluster.NewProcess("faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := cluster.NewNet(b.ProxyHost(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Start(ctx, b, nw, topo)
+	if err != nil {
+		b.Close(ctx)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	addrs, err := c.ClientAddrs("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{c: c}, addrs
+}
+
+func inject(t *testing.T, e *env, name, target string, p Params) Heal {
+	t.Helper()
+	f, _, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(name, p); err != nil {
+		t.Fatal(err)
+	}
+	h, err := f.Inject(context.Background(), e, target, p)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return h
+}
+
+func client(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, DialTimeout: 300 * time.Millisecond, ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond, MaxRetries: -1})
+}
+
+func TestPartitionClientDropAndHeal(t *testing.T) {
+	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Masters, Masters: 2})
+	r1, r2 := client(addrs["n1"]), client(addrs["n2"])
+	defer r1.Close()
+	defer r2.Close()
+	ctx := context.Background()
+	h := inject(t, e, "partition-client", "n1", Params{"clients": "c1", "mode": "drop"})
+	if err := r1.Ping(ctx).Err(); err == nil {
+		t.Fatal("PING crossed a dropped link")
+	}
+	if err := r2.Ping(ctx).Err(); err != nil {
+		t.Fatalf("the other node must stay reachable: %v", err)
+	}
+	if err := h(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Ping(ctx).Err(); err != nil {
+		t.Fatalf("after heal: %v", err)
+	}
+}
+
+func TestLatencyIsAdded(t *testing.T) {
+	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Standalone})
+	r := redis.NewClient(&redis.Options{Addr: addrs["n1"]})
+	defer r.Close()
+	ctx := context.Background()
+	r.Ping(ctx)
+	h := inject(t, e, "latency", "n1", Params{"latency": "150ms", "direction": "to-node"})
+	start := time.Now()
+	if err := r.Ping(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A lower bound on the injected delay: a property of the fault, not a
+	// speed claim about anything.
+	if d := time.Since(start); d < 150*time.Millisecond {
+		t.Fatalf("PING took %v with 150ms latency injected", d)
+	}
+	h(ctx)
+}
+
+func TestKillHealRestartsBehindTheSameProxy(t *testing.T) {
+	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Standalone})
+	r := client(addrs["n1"])
+	defer r.Close()
+	ctx := context.Background()
+	h := inject(t, e, "kill", "primary", nil)
+	if err := r.Ping(ctx).Err(); err == nil {
+		t.Fatal("a killed node answered")
+	}
+	if err := h(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Ping(ctx).Err(); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+}
+
+func TestPromoteAndRejoin(t *testing.T) {
+	e, _ := newEnv(t, cluster.Topology{Kind: cluster.Replicated, Replicas: 1})
+	ctx := context.Background()
+	inject(t, e, "kill", "primary", nil)
+	h := inject(t, e, "promote", "replica", nil)
+	if p := e.c.Primary(); p == nil || p.Name != "n2" || e.repoints != 1 {
+		t.Fatalf("primary %v, repoints %d", p, e.repoints)
+	}
+	// The old primary comes back as a replica of n2.
+	if err := e.c.Restart(ctx, e.c.Member("n1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.WaitReplicasSynced(ctx, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestClockJumpMovesServerTime(t *testing.T) {
+	if _, err := cluster.ClockShimPath(); err != nil {
+		t.Skipf("clock shim not built: %v", err)
+	}
+	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Standalone, ClockShim: true})
+	r := client(addrs["n1"])
+	defer r.Close()
+	ctx := context.Background()
+	if err := r.Set(ctx, "k", "v", 10*time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h := inject(t, e, "clock-jump", "n1", Params{"by": "+11s"})
+	if n, _ := r.Exists(ctx, "k").Result(); n != 0 {
+		t.Fatal("a key with 10s left survived an 11s forward jump")
+	}
+	before, _ := r.Time(ctx).Result()
+	h(ctx)
+	after, _ := r.Time(ctx).Result()
+	if d := before.Sub(after); d < 10*time.Second {
+		t.Fatalf("heal stepped the clock back by %v, want about 11s", d)
+	}
+}
+
+func TestFailpointParamsReachTheClient(t *testing.T) {
+	e := &env{}
+	fc := &fakeClient{name: "c1"}
+	f, _, _ := Get("failpoint")
+	h, err := f.Inject(context.Background(), envWith(e, fc), "c1", Params{"name": "before-release", "action": "stop", "ms": "1500ms", "count": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := worker.Command{Cmd: "failpoint", Name: "before-release", Action: "stop", Ms: 1500, Count: 2}
+	if len(fc.sent) != 1 || !reflect.DeepEqual(fc.sent[0], want) {
+		t.Fatalf("sent %+v, want %+v", fc.sent, want)
+	}
+	h(context.Background())
+	if fc.sent[1].Action != "off" {
+		t.Fatalf("heal sent %+v", fc.sent[1])
+	}
+}
+
+type oneClient struct {
+	*env
+	c Client
+}
+
+func (o oneClient) Clients(string) ([]Client, error) { return []Client{o.c}, nil }
+
+func envWith(e *env, c Client) Env { return oneClient{e, c} }
