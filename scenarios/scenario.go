@@ -74,6 +74,10 @@ type Workload struct {
 	RestartCrashed Duration `yaml:"restart_crashed"`
 	// Resource is the name the lock guards.
 	Resource string `yaml:"resource"`
+	// Reentry: each round acquires the lock this many times on the same
+	// client (leases L, L#2 .. L#N), releases N-1 of them, runs the critical
+	// section under L and releases L (claim C14). 0 or 1: plain rounds.
+	Reentry int `yaml:"reentry"`
 }
 
 // Nemesis is the fault schedule.
@@ -163,7 +167,14 @@ func (s Step) String() string {
 	case s.Sleep.D() > 0:
 		return "sleep " + s.Sleep.D().String()
 	case s.Await != "":
-		return "await " + s.Await
+		out := "await " + s.Await
+		if s.By != "" {
+			out += " by " + s.By
+		}
+		if s.Within.D() > 0 && s.Within.D() != 30*time.Second {
+			out += " within " + s.Within.D().String()
+		}
+		return out
 	case s.Quiesce:
 		return "quiesce"
 	case s.Resume:
