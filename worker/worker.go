@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -227,7 +228,16 @@ func (w *Worker) hit(name string) {
 		// Tell the harness, then stop the whole process: the harness
 		// sends SIGCONT after fp.ms, exactly like a stop-the-world pause.
 		w.send(Message{Type: "stopping", Name: name, Ms: fp.ms})
-		syscall.Kill(os.Getpid(), syscall.SIGSTOP)
+		// kill(getpid) would be process-directed: the kernel may let
+		// another thread take the stop while this goroutine runs on into
+		// the next command (it was seen to set the release's write
+		// deadline, stop, and fail with an i/o timeout on resume). Sent
+		// to this very thread, the stop takes effect before tgkill
+		// returns to user space, so nothing after the failpoint runs
+		// until SIGCONT.
+		runtime.LockOSThread()
+		syscall.Tgkill(os.Getpid(), syscall.Gettid(), syscall.SIGSTOP)
+		runtime.UnlockOSThread()
 	}
 }
 
