@@ -1,0 +1,129 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func newRedislockT(t *testing.T, primary string) Lock {
+	t.Helper()
+	l, err := New("redislock", Config{Endpoints: Endpoints{Primary: primary}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestRedislockLeaseExcludesAndReleaseFrees(t *testing.T) {
+	ctx := context.Background()
+	addr := startRedis(t)
+	a, b := newRedislockT(t, addr), newRedislockT(t, addr)
+	const ttl = 10 * time.Second
+	before := time.Now()
+	la, err := a.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Validity <= 0 || la.Validity > ttl {
+		t.Errorf("validity %v, want in (0, %v]", la.Validity, ttl)
+	}
+	if la.ValidUntil.Before(before) || la.ValidUntil.After(time.Now().Add(ttl)) {
+		t.Errorf("valid until %v, not within a TTL of now", la.ValidUntil)
+	}
+	raw := multiRawClients(t, []string{addr})[0]
+	if v := multiKeyValue(t, raw, KeyFor("r")); v != la.Token {
+		t.Errorf("key holds %q, want the lease token %q", v, la.Token)
+	}
+	for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
+		if lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, ErrNotAcquired) {
+			t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
+		}
+	}
+	if err := a.Release(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+	if err != nil {
+		t.Fatalf("second client after release: %v", err)
+	}
+	if err := a.Release(ctx, la); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
+	}
+	if err := b.Release(ctx, lb); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRedislockValidityFollowsTheKeyTTL(t *testing.T) {
+	ctx := context.Background()
+	addr := startRedis(t)
+	l := newRedislockT(t, addr)
+	// A short TTL: the reported validity is the key's PTTL, at most the TTL.
+	lease, err := l.Acquire(ctx, "v", AcquireOptions{TTL: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Validity <= 0 || lease.Validity > 300*time.Millisecond {
+		t.Errorf("validity %v, want in (0, 300ms]", lease.Validity)
+	}
+}
+
+func TestRedislockWaitsForTheHolder(t *testing.T) {
+	ctx := context.Background()
+	addr := startRedis(t)
+	a, b := newRedislockT(t, addr), newRedislockT(t, addr)
+	la, err := a.Acquire(ctx, "w", AcquireOptions{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Acquire(ctx, "w", AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := a.Release(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waiting client after release: %v", err)
+	}
+}
+
+func TestRedislockExtendIsRefresh(t *testing.T) {
+	ctx := context.Background()
+	addr := startRedis(t)
+	l := newRedislockT(t, addr)
+	lease, err := l.Acquire(ctx, "e", AcquireOptions{TTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := l.(Extender)
+	if err := ex.Extend(ctx, lease, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if lease.Validity <= 2*time.Second || lease.Validity > 30*time.Second {
+		t.Errorf("validity after extend %v, want in (2s, 30s]", lease.Validity)
+	}
+	raw := multiRawClients(t, []string{addr})[0]
+	if pttl, err := raw.PTTL(ctx, KeyFor("e")).Result(); err != nil || pttl <= 2*time.Second {
+		t.Errorf("pttl %v err %v, want more than 2s", pttl, err)
+	}
+	// A lease survives a new lock instance (a worker re-pointing its endpoints).
+	l2 := newRedislockT(t, addr)
+	if err := l2.(Extender).Extend(ctx, lease, 20*time.Second); err != nil {
+		t.Fatalf("extend through another instance: %v", err)
+	}
+	if err := raw.Del(ctx, KeyFor("e")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ex.Extend(ctx, lease, time.Minute); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("extend of a lost lease: %v, want ErrNotHeld", err)
+	}
+	if err := l2.Release(ctx, lease); !errors.Is(err, ErrNotHeld) {
+		t.Errorf("release of a lost lease through another instance: %v, want ErrNotHeld", err)
+	}
+}

@@ -1,0 +1,196 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+func init() {
+	Register(Info{
+		Name: "redsync",
+		Source: "github.com/go-redsync/redsync/v4 (a Go Redlock, README and mutex.go) with its goredis/v9 pool, used as published: " +
+			"NewMutex(WithExpiry, WithTries, WithRetryDelayFunc), LockContext, UnlockContext, ExtendContext",
+		Promises: "Redlock on 1 or more independent masters: mutual exclusion while a majority is up; " +
+			"validity = TTL - elapsed - 1% of TTL (redsync's Until)",
+		Needs: "masters",
+	}, newRedsync)
+}
+
+// redsyncMeanDelay is the mean of RetryDelay, used to turn
+// AcquireOptions.Wait into a number of tries.
+const redsyncMeanDelay = 10 * time.Millisecond
+
+// redsyncLock adapts github.com/go-redsync/redsync/v4, the Go Redlock
+// implementation, with one goredis/v9 pool per master (Endpoints.Masters;
+// one master works too, with a quorum of 1).
+//
+// Each master gets a go-redis client that honours context deadlines, so
+// redsync's per-node timeout (5% of the expiry) bounds every request, and
+// that dials once, so a dead master fails at once with a dial error.
+//
+// Acquire builds a Mutex with WithExpiry(TTL) and
+// WithTries(1 + Wait/10ms) and a retry delay of RetryDelay (5-15 ms,
+// random, in place of redsync's default 50-250 ms so that a wait of a few
+// hundred milliseconds still makes several tries), then calls LockContext.
+// Redsync sends SET NX PX to all masters concurrently, each bounded by 5%
+// of the expiry, and computes Until = now + expiry - elapsed - 1% of expiry
+// on the real clock. The lease's Validity is Until - time.Now() at the end of
+// Acquire, and ValidUntil is that validity added to the lock's clock
+// (Config.Clock) at the same instant: redsync cannot be given another
+// clock, so an injected client clock jump does not change its decisions,
+// only where the worker places the validity on its timeline.
+//
+// Error semantics: redsync reports only the last try's answers and throws
+// away the result of its clean-up release after a failed try. Acquire
+// returns ErrNotAcquired (wrapped) when redsync's error names no
+// communication failure that may have reached a master (the masters
+// answered "taken", refused the connection or replied with an error), and
+// an error that does not wrap ErrNotAcquired when a master failed after the
+// request may have reached it (a timeout): its SET may have landed and
+// nothing tells whether redsync's clean-up removed it. A failure on an
+// earlier try is invisible to the adapter, so ErrNotAcquired here is
+// redsync's word, weaker than redlock's.
+//
+// Release is UnlockContext: nil when a quorum deleted the key, ErrNotHeld
+// when the masters answered but fewer than a quorum held it, another error
+// when some master failed. Extend is ExtendContext on a mutex with the new
+// expiry and the lease's value (WithValue), with the same mapping.
+type redsyncLock struct {
+	cfg   Config
+	rdbs  []*redis.Client
+	rs    *redsync.Redsync
+	nodes int
+}
+
+// redsyncState is the Lease.State of a redsync lease.
+type redsyncState struct {
+	rs     *redsync.Redsync // the instance whose pools the mutex uses
+	mutex  *redsync.Mutex
+	expiry time.Duration
+}
+
+func newRedsync(cfg Config) (Lock, error) {
+	if len(cfg.Endpoints.Masters) == 0 {
+		return nil, fmt.Errorf("redsync: no masters in endpoints")
+	}
+	l := &redsyncLock{cfg: cfg, nodes: len(cfg.Endpoints.Masters)}
+	var pools []redsyncredis.Pool
+	for _, addr := range cfg.Endpoints.Masters {
+		c := quorumNodeClient(addr, clientTimeouts().ReadTimeout)
+		l.rdbs = append(l.rdbs, c)
+		pools = append(pools, goredis.NewPool(c))
+	}
+	l.rs = redsync.New(pools...)
+	return l, nil
+}
+
+func (l *redsyncLock) Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error) {
+	if opts.TTL <= 0 {
+		return nil, fmt.Errorf("redsync: ttl must be positive")
+	}
+	tries := 1 + int(opts.Wait/redsyncMeanDelay)
+	m := l.rs.NewMutex(KeyFor(resource),
+		redsync.WithExpiry(opts.TTL),
+		redsync.WithTries(tries),
+		redsync.WithRetryDelayFunc(func(int) time.Duration { return RetryDelay() }),
+	)
+	if err := m.LockContext(ctx); err != nil {
+		if redsyncNodeFailed(err) {
+			return nil, fmt.Errorf("redsync: lock failed with a master error, a key may remain until its TTL: %w", err)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNotAcquired, err)
+	}
+	lease := &Lease{Resource: resource, Token: m.Value(), State: &redsyncState{rs: l.rs, mutex: m, expiry: opts.TTL}}
+	l.setValidity(lease, m.Until())
+	return lease, nil
+}
+
+// setValidity converts redsync's Until (real clock) to the lease's
+// validity and a ValidUntil on the lock's clock.
+func (l *redsyncLock) setValidity(lease *Lease, until time.Time) {
+	now, lockNow := time.Now(), l.cfg.Now()
+	v := until.Sub(now)
+	lease.Validity, lease.ValidUntil = v, lockNow.Add(v)
+}
+
+// redsyncNodeFailed reports whether a redsync error includes a failure to
+// talk to a master that may have reached it (rather than "taken" answers,
+// refused connections or error replies only).
+func redsyncNodeFailed(err error) bool {
+	var re *redsync.RedisError
+	if errors.As(err, &re) && !redlockNotSent(re.Err) {
+		return true
+	}
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, e := range joined.Unwrap() {
+			if redsyncNodeFailed(e) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mutexFor returns the mutex that holds the lease, or, when the lease came
+// from another instance (a worker that re-pointed its endpoints) or a new
+// expiry is wanted (redsync extends by the mutex's expiry), a mutex on this
+// instance's pools with the lease's value (WithValue).
+func (l *redsyncLock) mutexFor(lease *Lease, expiry time.Duration) *redsync.Mutex {
+	if st, ok := lease.State.(*redsyncState); ok && st.rs == l.rs && (expiry == 0 || st.expiry == expiry) {
+		return st.mutex
+	}
+	opts := []redsync.Option{redsync.WithValue(lease.Token)}
+	if expiry > 0 {
+		opts = append(opts, redsync.WithExpiry(expiry))
+	}
+	return l.rs.NewMutex(KeyFor(lease.Resource), opts...)
+}
+
+func (l *redsyncLock) Release(ctx context.Context, lease *Lease) error {
+	ok, err := l.mutexFor(lease, 0).UnlockContext(ctx)
+	if ok {
+		return nil
+	}
+	// Any failed master may still hold the key (a refused connection
+	// deletes nothing), so only "not mine" answers make it ErrNotHeld.
+	var re *redsync.RedisError
+	if errors.As(err, &re) {
+		return fmt.Errorf("redsync: unlock did not reach a quorum and a master failed: %w", err)
+	}
+	return fmt.Errorf("%w: %v", ErrNotHeld, err)
+}
+
+func (l *redsyncLock) Extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
+	if ttl <= 0 {
+		return fmt.Errorf("redsync: ttl must be positive")
+	}
+	m := l.mutexFor(lease, ttl)
+	ok, err := m.ExtendContext(ctx)
+	if ok {
+		lease.State = &redsyncState{rs: l.rs, mutex: m, expiry: ttl}
+		l.setValidity(lease, m.Until())
+		return nil
+	}
+	if errors.Is(err, redsync.ErrExtendFailed) || (err != nil && redsyncNodeFailed(err)) {
+		return fmt.Errorf("redsync: extend: %w", err)
+	}
+	return fmt.Errorf("%w: %v", ErrNotHeld, err)
+}
+
+func (l *redsyncLock) Close() error {
+	var errs []error
+	for _, c := range l.rdbs {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
