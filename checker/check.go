@@ -88,7 +88,7 @@ func Holds(events []history.Event) []Hold {
 	var holds []Hold
 	byLease := map[string]*open{}
 	var order []string
-	died := map[string]int64{}
+	died := map[string][]int64{} // every death of each process, in time order (a restarted worker dies again)
 	lastAccess := map[string]int64{}
 	for _, e := range events {
 		switch {
@@ -117,7 +117,7 @@ func Holds(events []history.Event) []Hold {
 				lastAccess[e.Lease] = e.Time
 			}
 		case e.Kind == history.Note && e.Op == "crashed":
-			died[e.Process] = e.Time
+			died[e.Process] = append(died[e.Process], e.Time)
 		}
 	}
 	var runEnd int64
@@ -130,8 +130,13 @@ func Holds(events []history.Event) []Hold {
 		if h.End == 0 {
 			h.End, h.EndReason = runEnd, "run-end"
 		}
-		if d, ok := died[h.Process]; ok && d > h.Start && d < h.End {
-			h.End, h.EndReason = d, "crashed"
+		for _, d := range died[h.Process] {
+			if d > h.Start {
+				if d < h.End {
+					h.End, h.EndReason = d, "crashed"
+				}
+				break
+			}
 		}
 		if o.expires != 0 && o.expires < h.End {
 			h.End, h.EndReason = o.expires, "expired"

@@ -194,3 +194,23 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+// A worker restarted after a crash can crash again: each hold ends at the
+// first death after it began, not only at the process's last one.
+func TestHoldEndsAtEachCrash(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 1000, 0)
+	h.add(history.Event{Time: 200 * ms, Kind: history.Note, Op: "crashed", Process: "c1"})
+	h.grant("c1", "c1-2", 1500, 1501, 2501, 0)
+	h.add(history.Event{Time: 1700 * ms, Kind: history.Note, Op: "crashed", Process: "c1"})
+	h.grant("c2", "c2-1", 2600, 2601, 3601, 0)
+	holds := Holds(h.ev)
+	if len(holds) != 3 {
+		t.Fatalf("holds %+v", holds)
+	}
+	for i, want := range []int64{200 * ms, 1700 * ms} {
+		if holds[i].End != want || holds[i].EndReason != "crashed" {
+			t.Errorf("hold %s: end %v (%s), want %v (crashed)", holds[i].Lease, time.Duration(holds[i].End), holds[i].EndReason, time.Duration(want))
+		}
+	}
+}
