@@ -1,6 +1,10 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
 
 // variantHead is what every variant must say about itself.
 type variantHead struct {
@@ -41,6 +45,13 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 			switch key {
 			case "name":
 			case "lock":
+				// Options given by the variant replace the base's (the
+				// base's belong to the base's lock); decoding into the
+				// copied map would merge them, and `options: {}` would keep
+				// every base option.
+				if hasKey(val, "options") {
+					v.Lock.Options = map[string]string{}
+				}
 				err = val.Decode(&v.Lock)
 			case "topology":
 				err = val.Decode(&v.Topology)
@@ -85,4 +96,17 @@ func (s *Scenario) clone() *Scenario {
 	c.Expect = append([]string(nil), s.Expect...)
 	c.Allow = append([]string(nil), s.Allow...)
 	return &c
+}
+
+// hasKey reports whether a mapping node has the key.
+func hasKey(n *yaml.Node, key string) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
