@@ -21,7 +21,7 @@ func init() {
 			"SET NX PX with one random value on N independent masters, quorum N/2+1, " +
 			"validity = TTL - elapsed - (1% of TTL + 2 ms), release everywhere on failure, random retry delay",
 		Promises: "mutual exclusion while a majority of the masters is up and clocks drift little; " +
-			"tolerates the loss of up to N/2 - 1/2 masters; a crashed holder's lock frees within one TTL",
+			"tolerates the loss of fewer than half of the masters (2 of 5); a crashed holder's lock frees within one TTL",
 		Needs:   "masters",
 		Options: []string{"node-timeout", "retry-delay", "retry-jitter"},
 	}, newRedlock)
@@ -77,7 +77,7 @@ const (
 // after the request may have been sent) answered the compare-and-delete. A
 // master whose SET failed at dial time never received it. If some such
 // master could not be cleaned (it timed out or is partitioned), Acquire
-// retries the clean-up once more before giving up and then returns an
+// retries the clean-up once more before giving up and then returns a
 // *RedlockUncertainError, which does not wrap ErrNotAcquired: a key may
 // remain on those masters until its TTL, so another client can be refused
 // for up to one TTL. Such leftovers never form a grant that this client
@@ -87,7 +87,8 @@ const (
 // Release returns nil when a majority deleted the key, ErrNotHeld (wrapped)
 // when fewer than a majority can still have held it, and another error when
 // unreachable masters make it impossible to tell. Extend likewise returns
-// ErrNotHeld only when a majority certainly did not extend.
+// ErrNotHeld only when fewer than a majority can have extended (masters
+// that refused the connection certainly did not).
 type redlock struct {
 	cfg         Config
 	addrs       []string

@@ -60,13 +60,16 @@ const redsyncMeanDelay = 10 * time.Millisecond
 //
 // Release is UnlockContext: nil when a quorum deleted the key, ErrNotHeld
 // when the masters answered but fewer than a quorum held it, another error
-// when some master failed. Extend is ExtendContext on a mutex with the new
-// expiry and the lease's value (WithValue), with the same mapping.
+// when some master failed (a refused connection deletes nothing, so the
+// key may remain there). Extend is ExtendContext on a mutex with the new
+// expiry and the lease's value (WithValue): nil with a quorum, ErrNotHeld
+// when fewer than a quorum can have extended (a refused connection
+// extends nothing), another error otherwise (a timeout, or a quorum that
+// took longer than the validity: redsync's ErrExtendFailed).
 type redsyncLock struct {
-	cfg   Config
-	rdbs  []*redis.Client
-	rs    *redsync.Redsync
-	nodes int
+	cfg  Config
+	rdbs []*redis.Client
+	rs   *redsync.Redsync
 }
 
 // redsyncState is the Lease.State of a redsync lease.
@@ -80,7 +83,7 @@ func newRedsync(cfg Config) (Lock, error) {
 	if len(cfg.Endpoints.Masters) == 0 {
 		return nil, fmt.Errorf("redsync: no masters in endpoints")
 	}
-	l := &redsyncLock{cfg: cfg, nodes: len(cfg.Endpoints.Masters)}
+	l := &redsyncLock{cfg: cfg}
 	var pools []redsyncredis.Pool
 	for _, addr := range cfg.Endpoints.Masters {
 		c := quorumNodeClient(addr, clientTimeouts().ReadTimeout)
