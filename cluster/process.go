@@ -170,6 +170,25 @@ func (n *procNode) Start(ctx context.Context) error {
 	if n.cmd != nil {
 		return fmt.Errorf("node %s is already running", n.spec.Name)
 	}
+	// FreePort closes its probe before the server binds: another run may
+	// take the port in between. Verify the listener is ours; else move.
+	for attempt := 0; ; attempt++ {
+		err := n.startOnce(ctx)
+		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
+			return err
+		}
+		port, perr := FreePort("127.0.0.1")
+		if perr != nil {
+			return err
+		}
+		n.port = port
+	}
+}
+
+// errPortTaken: the node's port was bound by another process.
+var errPortTaken = errors.New("port taken by another process")
+
+func (n *procNode) startOnce(ctx context.Context) error {
 	bin, args := Command(n.spec, n.dir, "127.0.0.1", n.port, n.peerPort)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = n.dir
@@ -195,12 +214,49 @@ func (n *procNode) Start(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	n.cmd, n.done = cmd, done
-	if err := waitListening(ctx, n.Addr(), done, 10*time.Second); err != nil {
+	err = waitListening(ctx, n.Addr(), done, 10*time.Second)
+	if err == nil && n.spec.Kind != KindEtcd {
+		err = checkRedisPid(ctx, n.Addr(), cmd.Process.Pid)
+	}
+	if err != nil {
 		cmd.Process.Kill()
 		<-done
 		n.cmd = nil
 		log, _ := os.ReadFile(filepath.Join(n.dir, "node.log"))
-		return fmt.Errorf("node %s did not come up: %v\n%s", n.spec.Name, err, tail(log, 2000))
+		if strings.Contains(string(log), "Address already in use") {
+			err = fmt.Errorf("%w: %v", errPortTaken, err)
+		}
+		return fmt.Errorf("node %s did not come up: %w\n%s", n.spec.Name, err, tail(log, 2000))
+	}
+	return nil
+}
+
+// checkRedisPid asks the server on addr for its process id and fails with
+// errPortTaken if it is not want.
+func checkRedisPid(ctx context.Context, addr string, want int) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 0, 8192)
+	tmp := make([]byte, 4096)
+	for !strings.Contains(string(buf), "process_id:") || !strings.Contains(string(buf[strings.Index(string(buf), "process_id:"):]), "\n") {
+		k, err := c.Read(tmp)
+		if err != nil {
+			return fmt.Errorf("INFO server: %w", err)
+		}
+		buf = append(buf, tmp[:k]...)
+	}
+	s := string(buf)
+	line := s[strings.Index(s, "process_id:")+len("process_id:"):]
+	line = strings.TrimSpace(line[:strings.Index(line, "\n")])
+	if line != strconv.Itoa(want) {
+		return fmt.Errorf("%w: %s answers as pid %s, not %d", errPortTaken, addr, line, want)
 	}
 	return nil
 }
