@@ -59,6 +59,12 @@ func (s *Scenario) Validate() error {
 	if strings.ContainsAny(w.Resource, " \t\n") {
 		return s.ErrAt("workload.resource", "must not contain white space")
 	}
+	if w.Reentry < 0 || w.Reentry > 16 {
+		return s.ErrAt("workload.reentry", "want 0 to 16 acquires per round, got %d", w.Reentry)
+	}
+	if w.Reentry == 0 {
+		w.Reentry = 1
+	}
 	n := &s.Nemesis
 	if n.Cycles < 0 || n.Cycles > 1000 {
 		return s.ErrAt("nemesis.cycles", "want 0 to 1000, got %d", n.Cycles)
