@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,7 +121,58 @@ func (p *proc) Signal(sig syscall.Signal) error {
 		return fmt.Errorf("worker %s is dead", p.name)
 	default:
 	}
-	return p.cmd.Process.Signal(sig)
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	if sig == syscall.SIGSTOP {
+		return p.waitStopped(2 * time.Second)
+	}
+	return nil
+}
+
+// waitStopped returns once every thread of the worker is stopped. SIGSTOP is
+// process-directed: the kernel hands it to one thread, and until that thread
+// runs and starts the group stop the others run on. On a busy machine that
+// took several ms (up to about 10), during which a worker "paused" by the
+// nemesis started a whole Redlock round.
+func (p *proc) waitStopped(timeout time.Duration) error {
+	pid := p.cmd.Process.Pid
+	start := time.Now()
+	for {
+		if threadsStopped(pid) {
+			return nil
+		}
+		select {
+		case <-p.dead:
+			return nil
+		default:
+		}
+		if time.Since(start) > timeout {
+			return fmt.Errorf("worker %s (pid %d) not stopped %v after SIGSTOP", p.name, pid, timeout)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// threadsStopped reports whether every thread of pid is in the stopped state.
+func threadsStopped(pid int) bool {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
+		if err != nil {
+			continue // the thread exited
+		}
+		// The state follows the command name, which is in parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
+			return false
+		}
+	}
+	return true
 }
 
 // call sends an operation and waits for its reply. A worker that dies, or
