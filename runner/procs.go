@@ -47,7 +47,13 @@ func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), worker.EnvRole+"=worker")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group, as the nodes have: a worker stopped by
+	// pause-client or a stop failpoint must stay stopped until the harness
+	// continues it. Left in the harness's group, it would get the kernel's
+	// SIGHUP+SIGCONT for an orphaned group with a stopped member (the shell
+	// that started the harness exiting, e.g. `nohup simulate claims &`),
+	// and terminal job control (Ctrl-C, Ctrl-Z, fg) would reach it directly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	cmd.Stderr = r.workerLog
 	in, err := cmd.StdinPipe()
 	if err != nil {
