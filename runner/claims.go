@@ -205,7 +205,10 @@ func compareVariants(rows []reports.ClaimRow, measures map[string]map[string]mea
 			continue
 		}
 		for i := range rows {
-			if !strings.HasPrefix(rows[i].Scenario, scen) {
+			// Rows are labelled "scenario" or "scenario/variant"; another
+			// scenario whose name merely starts with scen (gc-pause and
+			// gc-pause-fenced) is not one of them.
+			if rows[i].Scenario != scen && !strings.HasPrefix(rows[i].Scenario, scen+"/") {
 				continue
 			}
 			v := strings.TrimPrefix(strings.TrimPrefix(rows[i].Scenario, scen), "/")
