@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockfault/lockfault/checker"
@@ -80,63 +81,98 @@ func claimNum(c string) (int, bool) {
 	return n, true
 }
 
-// RunCatalogue runs the entries one after another and returns a claims row
-// for each. A harness failure in one entry is recorded in its row and the
-// catalogue goes on.
-func RunCatalogue(ctx context.Context, entries []CatalogueEntry, opt Options, progress func(string)) []reports.ClaimRow {
-	var rows []reports.ClaimRow
-	measures := map[string]map[string]measure{} // scenario -> variant -> measure
+// RunCatalogue runs the entries, parallel at a time (scenarios are
+// independent: their own nodes, ports, proxies and networks), and returns a
+// claims row for each, in catalogue order. A harness failure in one entry is
+// recorded in its row and the catalogue goes on. Report paths are absolute.
+func RunCatalogue(ctx context.Context, entries []CatalogueEntry, opt Options, parallel int, progress func(string)) []reports.ClaimRow {
+	if parallel < 1 {
+		parallel = 1
+	}
+	rows := make([]reports.ClaimRow, len(entries))
+	ms := make([]*measure, len(entries))
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
 	for i, e := range entries {
 		if ctx.Err() != nil {
 			break
 		}
-		o := opt
-		label := e.Scenario
-		if e.Variant != "" {
-			label += "/" + e.Variant
-		}
-		start := time.Now()
-		o.Variant = e.Variant
-		sc, err := Prepare(e.Scenario, o)
-		row := reports.ClaimRow{Scenario: label}
-		if err != nil {
-			row.Note = err.Error()
-			rows = append(rows, row)
-			continue
-		}
-		row.Claim, row.Lock, row.Expect = sc.Claim, sc.Lock.Name, sc.Expect
-		out, err := Run(ctx, sc, o)
-		if out != nil {
-			res := out.Result
-			row.Observed = res.Observed
-			if len(row.Observed) == 0 {
-				row.Observed = []string{checker.ClassSafe}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			start := time.Now()
+			row, m := runEntry(ctx, e, opt)
+			mu.Lock()
+			defer mu.Unlock()
+			rows[i], ms[i] = row, m
+			done++
+			if progress != nil {
+				progress(fmt.Sprintf("[%d/%d] %-28s %-16s expected %-22s observed %-28s %s (%v)", done, len(entries), row.Scenario, row.Lock,
+					strings.Join(row.Expect, ","), strings.Join(row.Observed, ","), okText(row.Matched), time.Since(start).Round(time.Second)))
 			}
-			row.Matched = out.Meta.Matched
-			row.Hits, row.Cycles = expectedHits(res, sc.Expect)
-			row.Rate = rateText(res, sc.Expect)
-			if rel, err := filepath.Rel(".", filepath.Join(out.Dir, "report.md")); err == nil {
-				row.Report = rel
-			}
-			if sc.Compare != "" {
-				if measures[e.Scenario] == nil {
-					measures[e.Scenario] = map[string]measure{}
-				}
-				measures[e.Scenario][e.Variant] = measureOf(res)
-			}
+		}()
+	}
+	wg.Wait()
+	measures := map[string]map[string]measure{} // scenario -> variant -> measure
+	var out []reports.ClaimRow
+	for i, e := range entries {
+		if rows[i].Scenario == "" {
+			continue // not run (interrupted)
 		}
-		if err != nil {
-			row.Matched = false
-			row.Note = "harness: " + err.Error()
+		if ms[i] != nil {
+			if measures[e.Scenario] == nil {
+				measures[e.Scenario] = map[string]measure{}
+			}
+			measures[e.Scenario][e.Variant] = *ms[i]
 		}
-		rows = append(rows, row)
-		if progress != nil {
-			progress(fmt.Sprintf("[%d/%d] %-28s %-16s expected %-22s observed %-28s %s (%v)", i+1, len(entries), label, row.Lock,
-				strings.Join(row.Expect, ","), strings.Join(row.Observed, ","), okText(row.Matched), time.Since(start).Round(time.Second)))
+		out = append(out, rows[i])
+	}
+	compareVariants(out, measures)
+	return out
+}
+
+// runEntry runs one scenario variant and makes its row.
+func runEntry(ctx context.Context, e CatalogueEntry, opt Options) (reports.ClaimRow, *measure) {
+	o := opt
+	label := e.Scenario
+	if e.Variant != "" {
+		label += "/" + e.Variant
+	}
+	o.Variant = e.Variant
+	row := reports.ClaimRow{Scenario: label}
+	sc, err := Prepare(e.Scenario, o)
+	if err != nil {
+		row.Note = err.Error()
+		return row, nil
+	}
+	row.Claim, row.Lock, row.Expect = sc.Claim, sc.Lock.Name, sc.Expect
+	out, err := Run(ctx, sc, o)
+	var m *measure
+	if out != nil {
+		res := out.Result
+		row.Observed = res.Observed
+		if len(row.Observed) == 0 {
+			row.Observed = []string{checker.ClassSafe}
+		}
+		row.Matched = out.Meta.Matched
+		row.Hits, row.Cycles = expectedHits(res, sc.Expect)
+		row.Rate = rateText(res, sc.Expect)
+		if abs, err := filepath.Abs(filepath.Join(out.Dir, "report.md")); err == nil {
+			row.Report = abs
+		}
+		if sc.Compare != "" {
+			mm := measureOf(res)
+			m = &mm
 		}
 	}
-	compareVariants(rows, measures)
-	return rows
+	if err != nil {
+		row.Matched = false
+		row.Note = "harness: " + err.Error()
+	}
+	return row, m
 }
 
 func okText(ok bool) string {

@@ -104,7 +104,7 @@ func TestReplicatedControlIsSafe(t *testing.T) {
 			if out.Result.Verdict != checker.ClassSafe || !out.Meta.Matched {
 				t.Fatalf("control verdict %s (observed %v), want safe", out.Result.Verdict, out.Result.Observed)
 			}
-			if out.Result.Stats.Grants < 5 {
+			if out.Result.Stats.Grants < 3 { // 2 cycles of 3 s with 1.5 s holds: 4 or 5 grants
 				t.Fatalf("only %d grants: the workload did not run", out.Result.Stats.Grants)
 			}
 			if out.Result.Stats.FinalValue != int64(out.Result.Stats.CriticalSecs) {

@@ -113,7 +113,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		opt.Log = stderr
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	out, err := runner.Run(ctx, sc, opt)
 	if out != nil {
@@ -236,6 +236,7 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
 	only := fs.String("only", "", "comma-separated claim ids or scenario names (default: all)")
 	md := fs.String("out", "claims.md", "the matrix in markdown; the PNG goes beside it")
+	parallel := fs.Int("parallel", 1, "scenarios run at the same time")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -256,9 +257,21 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate claims: nothing matches -only %q\n", *only)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	rows := runner.RunCatalogue(ctx, entries, opt, func(s string) { fmt.Fprintln(stdout, s) })
+	if *parallel < 1 || *parallel > 8 {
+		fmt.Fprintf(stderr, "simulate claims: -parallel %d: want 1 to 8\n", *parallel)
+		return 2
+	}
+	rows := runner.RunCatalogue(ctx, entries, opt, *parallel, func(s string) { fmt.Fprintln(stdout, s) })
+	mdDir, _ := filepath.Abs(filepath.Dir(*md))
+	for i := range rows {
+		if rows[i].Report != "" {
+			if rel, err := filepath.Rel(mdDir, rows[i].Report); err == nil {
+				rows[i].Report = rel
+			}
+		}
+	}
 	png := strings.TrimSuffix(*md, filepath.Ext(*md)) + ".png"
 	if err := reports.WriteClaims(*md, png, rows); err != nil {
 		fmt.Fprintln(stderr, err)
