@@ -51,7 +51,7 @@ test: build image
 	$(GO) test -count=1 -timeout 30m ./...
 
 claims: build image
-	./$(BIN) claims -backend $(backend) $(ARGS)
+	./$(BIN) claims -backend $(backend) -parallel 2 $(ARGS)
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
