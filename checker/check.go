@@ -147,20 +147,23 @@ func Holds(events []history.Event) []Hold {
 	return holds
 }
 
-// Faults pairs fault starts with their ends.
+// Faults pairs fault starts with their ends. Several faults of one kind can
+// be active on one target at once (latency on n1 for c2, then for c3, ...);
+// the nemesis heals the newest first, so an end closes the most recent open
+// start of its kind and target.
 func Faults(events []history.Event) []Window {
 	var out []Window
-	open := map[string]int{}
+	open := map[string][]int{}
 	key := func(e history.Event) string { return e.Fault + "@" + e.Target }
 	for _, e := range events {
 		switch e.Kind {
 		case history.FaultStart:
-			open[key(e)] = len(out)
+			open[key(e)] = append(open[key(e)], len(out))
 			out = append(out, Window{Fault: e.Fault, Target: e.Target, Start: e.Time, Cycle: e.Cycle})
 		case history.FaultEnd:
-			if i, ok := open[key(e)]; ok {
-				out[i].End = e.Time
-				delete(open, key(e))
+			if st := open[key(e)]; len(st) > 0 {
+				out[st[len(st)-1]].End = e.Time
+				open[key(e)] = st[:len(st)-1]
 			}
 		}
 	}

@@ -214,3 +214,25 @@ func TestHoldEndsAtEachCrash(t *testing.T) {
 		}
 	}
 }
+
+// Two faults of one kind on one target (latency on n1 for two clients) are
+// two windows, both healed: an end closes the newest open start.
+func TestFaultsPairsSameKindAndTarget(t *testing.T) {
+	ev := []history.Event{
+		{Time: 1, Kind: history.FaultStart, Fault: "latency", Target: "n1"},
+		{Time: 2, Kind: history.FaultStart, Fault: "latency", Target: "n1"},
+		{Time: 5, Kind: history.FaultEnd, Fault: "latency", Target: "n1"},
+		{Time: 6, Kind: history.FaultEnd, Fault: "latency", Target: "n1"},
+		{Time: 7, Kind: history.FaultStart, Fault: "kill", Target: "n1"},
+	}
+	ws := Faults(ev)
+	if len(ws) != 3 {
+		t.Fatalf("%d windows, want 3: %+v", len(ws), ws)
+	}
+	if ws[0].Start != 1 || ws[0].End != 6 || ws[1].Start != 2 || ws[1].End != 5 {
+		t.Errorf("latency windows %+v %+v, want 1-6 and 2-5", ws[0], ws[1])
+	}
+	if ws[2].End != 0 {
+		t.Errorf("unhealed kill got an end: %+v", ws[2])
+	}
+}
