@@ -3,6 +3,8 @@ package faults
 import (
 	"context"
 	"time"
+
+	"github.com/lockfault/lockfault/cluster"
 )
 
 func init() {
@@ -28,17 +30,7 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 			return nil, err
 		}
 	}
-	c := env.Cluster()
-	restart := func(ctx context.Context) error {
-		for _, m := range ms {
-			if !m.Node.Running() {
-				if err := c.Restart(ctx, m); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
+	restart := restarter(env.Cluster(), ms)
 	if after >= 0 {
 		select {
 		case <-ctx.Done():
@@ -56,4 +48,19 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 func (kill) Validate(p Params) error {
 	_, err := p.durationParam("restart", -1, false, "0s or 10s")
 	return err
+}
+
+// restarter restarts whichever of the members is down (the heal of every
+// fault that takes nodes down).
+func restarter(c *cluster.Cluster, ms []*cluster.Member) Heal {
+	return func(ctx context.Context) error {
+		for _, m := range ms {
+			if !m.Node.Running() {
+				if err := c.Restart(ctx, m); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
 }

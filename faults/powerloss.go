@@ -32,17 +32,7 @@ func (powerLoss) Inject(ctx context.Context, env Env, target string, p Params) (
 		}
 		env.Logf("%s", rep.String())
 	}
-	c := env.Cluster()
-	restart := func(ctx context.Context) error {
-		for _, m := range ms {
-			if !m.Node.Running() {
-				if err := c.Restart(ctx, m); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	}
+	restart := restarter(env.Cluster(), ms)
 	if never {
 		return restart, nil
 	}

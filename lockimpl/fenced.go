@@ -72,28 +72,12 @@ func (f *fenced) Acquire(ctx context.Context, resource string, opts AcquireOptio
 
 // Release is the Lua compare-and-delete; the counter is never touched.
 func (f *fenced) Release(ctx context.Context, l *Lease) error {
-	n, err := unlockScript.Run(ctx, f.rdb, []string{KeyFor(l.Resource)}, l.Token).Int()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
+	return casRelease(ctx, f.rdb, l)
 }
 
 // Extend is the Lua compare-and-pexpire; the fencing token stays the same.
 func (f *fenced) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
-	start := f.cfg.Now()
-	n, err := extendScript.Run(ctx, f.rdb, []string{KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	l.Validity, l.ValidUntil = ttl, start.Add(ttl)
-	return nil
+	return casExtend(ctx, f.rdb, f.cfg, l, ttl)
 }
 
 func (f *fenced) Close() error { return f.rdb.Close() }

@@ -63,14 +63,7 @@ func (g *getSet) Acquire(ctx context.Context, resource string, opts AcquireOptio
 
 // Release is the Lua compare-and-delete.
 func (g *getSet) Release(ctx context.Context, l *Lease) error {
-	n, err := unlockScript.Run(ctx, g.rdb, []string{KeyFor(l.Resource)}, l.Token).Int()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
+	return casRelease(ctx, g.rdb, l)
 }
 
 func (g *getSet) Close() error { return g.rdb.Close() }

@@ -71,14 +71,7 @@ func (s *setnxExpire) Acquire(ctx context.Context, resource string, opts Acquire
 
 // Release is the Lua compare-and-delete.
 func (s *setnxExpire) Release(ctx context.Context, l *Lease) error {
-	n, err := unlockScript.Run(ctx, s.rdb, []string{KeyFor(l.Resource)}, l.Token).Int()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return ErrNotHeld
-	}
-	return nil
+	return casRelease(ctx, s.rdb, l)
 }
 
 func (s *setnxExpire) Close() error { return s.rdb.Close() }

@@ -70,7 +70,16 @@ func (s *single) Acquire(ctx context.Context, resource string, opts AcquireOptio
 }
 
 func (s *single) Release(ctx context.Context, l *Lease) error {
-	n, err := unlockScript.Run(ctx, s.rdb, []string{KeyFor(l.Resource)}, l.Token).Int()
+	return casRelease(ctx, s.rdb, l)
+}
+
+func (s *single) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
+	return casExtend(ctx, s.rdb, s.cfg, l, ttl)
+}
+
+// casRelease is the Lua compare-and-delete of a lease's key on one server.
+func casRelease(ctx context.Context, rdb redis.Scripter, l *Lease) error {
+	n, err := unlockScript.Run(ctx, rdb, []string{KeyFor(l.Resource)}, l.Token).Int()
 	if err != nil {
 		return err
 	}
@@ -80,9 +89,11 @@ func (s *single) Release(ctx context.Context, l *Lease) error {
 	return nil
 }
 
-func (s *single) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
-	start := s.cfg.Now()
-	n, err := extendScript.Run(ctx, s.rdb, []string{KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
+// casExtend is the Lua compare-and-pexpire of a lease's key on one server;
+// on success the lease's validity restarts from the moment it was sent.
+func casExtend(ctx context.Context, rdb redis.Scripter, cfg Config, l *Lease, ttl time.Duration) error {
+	start := cfg.Now()
+	n, err := extendScript.Run(ctx, rdb, []string{KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return err
 	}
