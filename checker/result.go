@@ -19,8 +19,10 @@ const (
 	ClassSafe       = "safe"
 )
 
-// Classes lists the classes a scenario may expect, in priority order.
-var Classes = []string{ClassCorruption, ClassOverlap, ClassFenced, ClassStuck, ClassSafe}
+// Classes lists the classes a scenario may expect, in priority order: the
+// headline verdict is the first observed. Overlap (mutual exclusion broken)
+// comes first; corruption is what it did to the resource.
+var Classes = []string{ClassOverlap, ClassCorruption, ClassFenced, ClassStuck, ClassSafe}
 
 // Finding is one thing that went wrong.
 type Finding struct {

@@ -199,7 +199,7 @@ func TestWrite(t *testing.T) {
 	if err := json.Unmarshal(nonEmpty(t, filepath.Join(dir, FileJSON)), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Verdict != checker.ClassCorruption || got.Result == nil || got.Result.Verdict != checker.ClassCorruption {
+	if got.Verdict != checker.ClassOverlap || got.Result == nil || got.Result.Verdict != checker.ClassOverlap {
 		t.Fatalf("report.json verdict %q / %+v", got.Verdict, got.Result)
 	}
 	if got.Meta.Scenario != "gc-pause" || !got.Meta.Matched || got.Meta.Duration != meta.Duration {

@@ -101,7 +101,7 @@ func (s *Scenario) Validate() error {
 	}
 	for i, c := range s.Allow {
 		if err := checker.ValidClass(c); err != nil || c == checker.ClassSafe {
-			return s.ErrAt(fmt.Sprintf("allow.%d", i), "%q: allow lists extra classes tolerated (%s)", c, "corruption, overlap, fenced, stuck")
+			return s.ErrAt(fmt.Sprintf("allow.%d", i), "%q: allow lists extra classes tolerated (%s)", c, "overlap, corruption, fenced, stuck")
 		}
 	}
 	return nil
