@@ -17,12 +17,25 @@ const (
 	ClassFenced     = "fenced"
 	ClassStuck      = "stuck"
 	ClassSafe       = "safe"
+	// ClassFenceInversion: the resource refused the current, legitimate
+	// holder because an older grant carried a larger fencing token.
+	ClassFenceInversion = "fence-inversion"
+	// ClassUnavailable: the lock granted nothing while a fault lasted
+	// (a finding with its duration, not a harness error).
+	ClassUnavailable = "unavailable"
+	// ClassNotExercised: a fault of the schedule never reached the lock
+	// (a failpoint never hit, a target that never existed).
+	ClassNotExercised = "not-exercised"
+	// ClassUnknown: the history cannot be judged (empty, unreadable, no
+	// completed operation, or the linearizability check timed out).
+	ClassUnknown = "unknown"
 )
 
 // Classes lists the classes a scenario may expect, in priority order: the
 // headline verdict is the first observed. Overlap (mutual exclusion broken)
 // comes first; corruption is what it did to the resource.
-var Classes = []string{ClassOverlap, ClassCorruption, ClassFenced, ClassStuck, ClassSafe}
+var Classes = []string{ClassOverlap, ClassCorruption, ClassFenceInversion, ClassFenced, ClassStuck,
+	ClassUnavailable, ClassNotExercised, ClassUnknown, ClassSafe}
 
 // Finding is one thing that went wrong.
 type Finding struct {

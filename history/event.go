@@ -33,7 +33,11 @@ type Event struct {
 	Op      string `json:"op,omitempty"`
 	OpID    int64  `json:"op_id,omitempty"` // pairs an invoke with its completion
 	Lease   string `json:"lease,omitempty"` // which grant an operation or access belongs to
-	Error   string `json:"error,omitempty"`
+	// Key is the name the lock guards (the workload's resource). Holds,
+	// overlaps, fencing and corruption are judged per key; an event without
+	// one (an old history) belongs to the one implicit key "".
+	Key   string `json:"key,omitempty"`
+	Error string `json:"error,omitempty"`
 
 	// Grants.
 	Token      string `json:"token,omitempty"`

@@ -127,7 +127,29 @@ type Info struct {
 	Promises string   // what it claims
 	Needs    string   // "single", "masters" or "etcd": which endpoints it uses
 	Options  []string // option names it understands
+	// Caps are the promises beyond mutual exclusion that the lock claims
+	// (CapExtend, CapFencing, ...): the property suite attacks exactly
+	// these and reports the others as "not claimed".
+	Caps []string
+	// Failpoints are the failpoint names the lock's own code hits (the
+	// worker's critical section adds cs-after-read and cs-before-write).
+	Failpoints []string
 }
+
+// Capabilities a lock may claim (Info.Caps).
+const (
+	CapExtend     = "extend"      // Extend moves a held lease's expiry (lockimpl.Extender)
+	CapFencing    = "fencing"     // every grant carries a strictly increasing fencing token
+	CapReentrant  = "reentrant"   // the holder may acquire again and must release as often
+	CapWatchdog   = "watchdog"    // the lock renews a live holder's lease on its own
+	CapReplicaAck = "replica-ack" // a grant waits for replicas to acknowledge the key
+)
+
+// AllCaps lists every capability, in a stable order.
+var AllCaps = []string{CapExtend, CapFencing, CapReentrant, CapWatchdog, CapReplicaAck}
+
+// Has reports whether the lock claims a capability.
+func (i Info) Has(c string) bool { return contains(i.Caps, c) }
 
 var (
 	regMu    sync.Mutex

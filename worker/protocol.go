@@ -55,10 +55,38 @@ type Message struct {
 	Rejected bool   `json:"rejected,omitempty"`
 
 	Line int    `json:"line,omitempty"` // error: the offending command line number
-	Name string `json:"name,omitempty"` // stopping: the failpoint
-	Ms   int64  `json:"ms,omitempty"`   // stopping: how long the harness should keep it stopped
-	Pid  int    `json:"pid,omitempty"`  // ready
+	Name string `json:"name,omitempty"` // stopping, fired: the failpoint
+	// fired: the failpoint's action (crash, sleep, stop)
+	Action string `json:"action,omitempty"`
+	Ms     int64  `json:"ms,omitempty"`  // stopping: how long the harness should keep it stopped
+	Pid    int    `json:"pid,omitempty"` // ready
+
+	// ready: what the worker's lock is (an external worker names and
+	// describes its own lock; the harness picks topology and properties
+	// from it).
+	Lock       string   `json:"lock,omitempty"`
+	Needs      string   `json:"needs,omitempty"`      // single, masters, etcd
+	Caps       []string `json:"caps,omitempty"`       // lockimpl.Cap* names
+	Failpoints []string `json:"failpoints,omitempty"` // failpoint names the lock can hit
+
+	// Code classifies an error reply or message: "not-supported" (the
+	// worker cannot do this command, failpoint or option: definite),
+	// "malformed" (the line was not a valid command: definite).
+	Code string `json:"code,omitempty"`
 }
+
+// Message types beyond ready/reply/renew/stopping/error.
+const (
+	// TypeFired: an armed failpoint triggered (sent before its action, so a
+	// crash still reports it). Name and Action say which.
+	TypeFired = "fired"
+)
+
+// Error codes (Message.Code).
+const (
+	CodeNotSupported = "not-supported"
+	CodeMalformed    = "malformed"
+)
 
 // Status values.
 const (

@@ -1,0 +1,109 @@
+// Package suite is the property suite: every promise a lock can make, each
+// attacked by one scenario under the faults that break it. A property says
+// which locks it applies to (what the lock needs: single master, replicated
+// with failover, independent masters, etcd) and which capability it tests
+// (extend, fencing, ...); For picks the properties a lock claims. Adding a
+// property is one YAML file in this folder plus one line in properties.go.
+package suite
+
+import (
+	"embed"
+	"fmt"
+	"path"
+	"sort"
+
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+//go:embed *.yaml
+var files embed.FS
+
+// Property is one promise and the experiment that attacks it.
+type Property struct {
+	// Name is stable (a baseline and `go test -run` name it): lower-case
+	// words and slashes, e.g. "exclusion/no-faults".
+	Name string
+	// Explanation: the promise in one sentence, shown on the card.
+	Explanation string
+	// Needs lists the lock kinds (lockimpl.Info.Needs: single, masters,
+	// etcd) the property applies to; empty means every kind.
+	Needs []string
+	// Requires is the capability the property tests (lockimpl.Cap*); "" for
+	// plain mutual exclusion, which every lock claims.
+	Requires string
+	// Scenario is the YAML file in this folder, without ".yaml".
+	Scenario string
+}
+
+var registry []Property
+
+func register(p Property) {
+	for _, q := range registry {
+		if q.Name == p.Name {
+			panic("suite: duplicate property " + p.Name)
+		}
+	}
+	registry = append(registry, p)
+}
+
+// All lists every property, sorted by name.
+func All() []Property {
+	out := append([]Property(nil), registry...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Lookup finds a property by name.
+func Lookup(name string) (Property, bool) {
+	for _, p := range registry {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Property{}, false
+}
+
+// Applies reports whether a property applies to a lock: the lock's kind is
+// one the property needs, and it claims the capability tested.
+func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
+	if len(p.Needs) > 0 && !containsStr(p.Needs, info.Needs) {
+		return false, fmt.Sprintf("needs a %v lock, %s is %s", p.Needs, info.Name, info.Needs)
+	}
+	if p.Requires != "" && !info.Has(p.Requires) {
+		return false, fmt.Sprintf("%s does not claim %s", info.Name, p.Requires)
+	}
+	return true, ""
+}
+
+// For splits the suite for one lock: the properties it is attacked on, and
+// those it does not claim (with the reason).
+func For(info lockimpl.Info) (apply []Property, notClaimed map[string]string) {
+	notClaimed = map[string]string{}
+	for _, p := range All() {
+		if ok, why := p.Applies(info); ok {
+			apply = append(apply, p)
+		} else {
+			notClaimed[p.Name] = why
+		}
+	}
+	return apply, notClaimed
+}
+
+// Load parses the property's scenario, as scenarios.Parse does for a file.
+func (p Property) Load() (*scenarios.Scenario, error) {
+	data, err := files.ReadFile(p.Scenario + ".yaml")
+	if err != nil {
+		return nil, fmt.Errorf("property %s: no scenario %s.yaml", p.Name, p.Scenario)
+	}
+	return scenarios.Parse(path.Join("suite", p.Scenario+".yaml"), data)
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
