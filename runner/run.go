@@ -98,6 +98,14 @@ func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	return PrepareScenario(sc, opt)
+}
+
+// PrepareScenario applies the overrides to a loaded scenario (a built-in, a
+// file, or a property of the suite) and validates lock and fault names;
+// nothing is started.
+func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, error) {
+	var err error
 	variant := opt.Variant
 	if variant == "" && opt.Lock != "" {
 		for _, v := range sc.VariantNames()[1:] {
