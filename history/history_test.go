@@ -1,10 +1,15 @@
 package history
 
 import (
+	"bufio"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -54,9 +59,128 @@ func TestReadToleratesOnlyATornLastLine(t *testing.T) {
 		t.Fatalf("torn tail: %d events, %v; want 2 and no error", len(evs), err)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(`{"seq":1}`+"\nnot json\n"+good), 0o644)
+	os.WriteFile(bad, []byte(`{"seq":1,"t":1,"kind":"note"}`+"\nnot json\n"+good), 0o644)
 	if _, err := Read(bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2:") {
 		t.Fatalf("a malformed middle line must be an error naming line 2, got %v", err)
+	}
+	// A garbage last line that ends with a newline was written whole: it
+	// is not a torn write, it is an error.
+	garbage := filepath.Join(dir, "garbage.jsonl")
+	os.WriteFile(garbage, []byte("garbage\n"), 0o644)
+	if _, err := Read(garbage); err == nil || !strings.Contains(err.Error(), "garbage.jsonl:1:") {
+		t.Fatalf("a whole garbage line must be an error naming line 1, got %v", err)
+	}
+}
+
+// Events the checker would have to guess about are errors naming the line
+// and the field, never panics later.
+func TestReadRejectsMalformedEvents(t *testing.T) {
+	cases := map[string]string{
+		`{"seq":1,"t":5,"kind":"access","access":"write","process":"c1"}`: "value: missing",
+		`{"seq":1,"t":5,"kind":"access","access":"poke","value":1}`:       "access: \"poke\"",
+		`{"seq":1,"t":5,"kind":"bogus"}`:                                  "kind: \"bogus\"",
+		`{"seq":1,"t":5}`:                                                 "kind: missing",
+		`{"seq":1,"t":0,"kind":"note"}`:                                   "t: 0",
+		`{"seq":1,"t":5,"kind":"ok"}`:                                     "op: missing",
+		`{"seq":1,"t":5,"kind":"renew"}`:                                  "lease: missing",
+		`{"seq":1,"t":5,"kind":"fault-start"}`:                            "fault: missing",
+	}
+	dir := t.TempDir()
+	for line, want := range cases {
+		p := filepath.Join(dir, "h.jsonl")
+		os.WriteFile(p, []byte(`{"seq":1,"t":1,"kind":"note"}`+"\n"+line+"\n"), 0o644)
+		_, err := Read(p)
+		if err == nil || !strings.Contains(err.Error(), "h.jsonl:2: "+want) {
+			t.Errorf("%s: got %v, want h.jsonl:2: %s", line, err, want)
+		}
+	}
+	// A rejected access has no value: that is legal.
+	p := filepath.Join(dir, "ok.jsonl")
+	os.WriteFile(p, []byte(`{"seq":1,"t":5,"kind":"access","access":"write","rejected":true}`+"\n"), 0o644)
+	if evs, err := Read(p); err != nil || len(evs) != 1 {
+		t.Fatalf("rejected write: %v %v", evs, err)
+	}
+}
+
+func TestReadOrdersByTimeAndKeepsKeys(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.jsonl")
+	os.WriteFile(p, []byte(`{"seq":1,"t":9,"kind":"note","key":"a"}`+"\n"+`{"seq":2,"t":3,"kind":"note"}`+"\n"+`{"seq":3,"t":9,"kind":"note"}`+"\n"), 0o644)
+	evs, err := Read(p)
+	if err != nil || len(evs) != 3 || evs[0].Seq != 2 || evs[1].Seq != 1 || evs[2].Seq != 3 || evs[1].Key != "a" {
+		t.Fatalf("got %+v %v", evs, err)
+	}
+}
+
+// The writer keeps nothing in memory and hands every event to the OS before
+// Append returns: a process killed with SIGKILL right after an Append
+// leaves that event (and every earlier one) in the file.
+func TestWriterSurvivesSIGKILL(t *testing.T) {
+	if os.Getenv("LF_HISTORY_CHILD") != "" {
+		w, err := Create(os.Getenv("LF_HISTORY_CHILD"))
+		if err != nil {
+			os.Exit(3)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		for g := 0; g < 4; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					e := w.Append(Event{Kind: Note, Op: "x", Detail: strings.Repeat("d", 100)})
+					mu.Lock()
+					fmt.Printf("%d\n", e.Seq) // reported complete only now
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		return
+	}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestWriterSurvivesSIGKILL$")
+	cmd.Env = append(os.Environ(), "LF_HISTORY_CHILD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	var reported []int64
+	for sc.Scan() {
+		n, err := strconv.ParseInt(sc.Text(), 10, 64)
+		if err != nil {
+			continue
+		}
+		reported = append(reported, n)
+		if len(reported) == 2000 {
+			cmd.Process.Signal(syscall.SIGKILL)
+			break
+		}
+	}
+	for sc.Scan() { // what the child printed before it died
+		if n, err := strconv.ParseInt(sc.Text(), 10, 64); err == nil {
+			reported = append(reported, n)
+		}
+	}
+	cmd.Wait()
+	if len(reported) < 2000 {
+		t.Fatalf("child reported only %d events", len(reported))
+	}
+	evs, err := Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	have := map[int64]bool{}
+	for _, e := range evs {
+		have[e.Seq] = true
+	}
+	for _, s := range reported {
+		if !have[s] {
+			t.Fatalf("event %d was reported complete but is not in the file (%d events there)", s, len(evs))
+		}
 	}
 }
 

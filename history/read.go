@@ -1,0 +1,170 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Kinds lists the event kinds a history may hold.
+var Kinds = []string{Invoke, OK, Fail, Info, Renew, Access, FaultStart, FaultEnd, Note}
+
+// Validate says what is wrong with one event, as "field: what is wrong
+// (allowed: ...)", or nil. It checks what the checker relies on, so a
+// history that passes cannot make it fail or guess.
+func Validate(e *Event) error {
+	switch e.Kind {
+	case Invoke, OK, Fail, Info:
+		if e.Op == "" {
+			return fmt.Errorf("op: missing on a %q event (allowed: %s, %s, %s, %s or a lock's own operation name)", e.Kind, OpAcquire, OpCS, OpRelease, OpExtend)
+		}
+	case Renew:
+		if e.Lease == "" {
+			return errors.New("lease: missing on a renew event (allowed: the lease the renewal moved)")
+		}
+	case Access:
+		if e.Access != "read" && e.Access != "write" {
+			return fmt.Errorf("access: %q (allowed: read, write)", e.Access)
+		}
+		if !e.Rejected && e.Value == nil {
+			return fmt.Errorf("value: missing on an accepted %s (allowed: the integer read or written; only a rejected access has none)", e.Access)
+		}
+	case FaultStart, FaultEnd:
+		if e.Fault == "" {
+			return fmt.Errorf("fault: missing on a %q event (allowed: a fault name)", e.Kind)
+		}
+	case Note:
+	case "":
+		return fmt.Errorf("kind: missing (allowed: %s)", strings.Join(Kinds, ", "))
+	default:
+		return fmt.Errorf("kind: %q (allowed: %s)", e.Kind, strings.Join(Kinds, ", "))
+	}
+	if e.Time <= 0 {
+		return fmt.Errorf("t: %d (allowed: a CLOCK_MONOTONIC reading in ns, > 0)", e.Time)
+	}
+	return nil
+}
+
+// Scan reads a history.jsonl file in one pass and calls fn with each event
+// in file order. A torn last line (the harness died while writing it: no
+// newline at its end) is dropped; any other line that is not a valid event
+// is an error "path:line: field: what is wrong". fn's error stops the scan.
+func Scan(path string, fn func(Event) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	in := newInterner()
+	rd := bufio.NewReaderSize(f, 1<<20)
+	line := 0
+	for {
+		b, rerr := rd.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			// A long line: gather it whole.
+			long := append([]byte(nil), b...)
+			for rerr == bufio.ErrBufferFull {
+				b, rerr = rd.ReadSlice('\n')
+				long = append(long, b...)
+				if len(long) > 16<<20 {
+					return fmt.Errorf("%s:%d: line longer than 16 MiB", path, line+1)
+				}
+			}
+			b = long
+		}
+		if rerr != nil && rerr != io.EOF {
+			return fmt.Errorf("%s: %v", path, rerr)
+		}
+		if len(b) == 0 && rerr == io.EOF {
+			return nil
+		}
+		line++
+		torn := rerr == io.EOF // no newline: the last write was cut short
+		b = bytes.TrimSpace(b)
+		var e Event
+		if len(b) == 0 {
+			if torn {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: empty line (allowed: one JSON event per line)", path, line)
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			if torn {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: not a history event: %v", path, line, err)
+		}
+		if err := Validate(&e); err != nil {
+			if torn {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		in.event(&e)
+		if err := fn(e); err != nil {
+			return err
+		}
+		if torn {
+			return nil
+		}
+	}
+}
+
+// Read parses a whole history.jsonl file (see Scan for what is an error)
+// and returns its events ordered by time (file order among equal times).
+func Read(path string) ([]Event, error) {
+	var out []Event
+	if err := Scan(path, func(e Event) error { out = append(out, e); return nil }); err != nil {
+		return nil, err
+	}
+	SortByTime(out)
+	return out, nil
+}
+
+// SortByTime orders events by time, keeping the given order among equal
+// times; it does nothing to a slice already in order.
+func SortByTime(evs []Event) {
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Time < evs[i-1].Time {
+			sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time < evs[j].Time })
+			return
+		}
+	}
+}
+
+// interner shares the strings that repeat across a history (kinds, ops,
+// clients, keys, leases), so a long history costs memory per event, not per
+// string.
+type interner map[string]string
+
+func newInterner() interner { return interner{} }
+
+func (in interner) s(p *string) {
+	if *p == "" {
+		return
+	}
+	if v, ok := in[*p]; ok {
+		*p = v
+		return
+	}
+	if len(in) < 1<<20 {
+		in[*p] = *p
+	}
+}
+
+func (in interner) event(e *Event) {
+	in.s(&e.Kind)
+	in.s(&e.Process)
+	in.s(&e.Op)
+	in.s(&e.Lease)
+	in.s(&e.Key)
+	in.s(&e.Access)
+	in.s(&e.Fault)
+	in.s(&e.Target)
+}
