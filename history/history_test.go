@@ -80,7 +80,7 @@ func TestReadRejectsMalformedEvents(t *testing.T) {
 		`{"seq":1,"t":5,"kind":"access","access":"poke","value":1}`:       "access: \"poke\"",
 		`{"seq":1,"t":5,"kind":"bogus"}`:                                  "kind: \"bogus\"",
 		`{"seq":1,"t":5}`:                                                 "kind: missing",
-		`{"seq":1,"t":0,"kind":"note"}`:                                   "t: 0",
+		`{"seq":1,"t":-1,"kind":"note"}`:                                  "t: -1",
 		`{"seq":1,"t":5,"kind":"ok"}`:                                     "op: missing",
 		`{"seq":1,"t":5,"kind":"renew"}`:                                  "lease: missing",
 		`{"seq":1,"t":5,"kind":"fault-start"}`:                            "fault: missing",

@@ -45,8 +45,8 @@ func Validate(e *Event) error {
 	default:
 		return fmt.Errorf("kind: %q (allowed: %s)", e.Kind, strings.Join(Kinds, ", "))
 	}
-	if e.Time <= 0 {
-		return fmt.Errorf("t: %d (allowed: a CLOCK_MONOTONIC reading in ns, > 0)", e.Time)
+	if e.Time < 0 {
+		return fmt.Errorf("t: %d (allowed: a CLOCK_MONOTONIC reading in ns, >= 0)", e.Time)
 	}
 	return nil
 }
