@@ -183,7 +183,7 @@ type Segment struct {
 	From   int64  `json:"from"` // first call
 	To     int64  `json:"to"`   // last return
 	Ops    int    `json:"ops"`
-	Init   int64  `json:"init"`              // the value when it began
+	Init   int64  `json:"init"`               // the value when it began
 	AnyIn  bool   `json:"any_init,omitempty"` // the value was unknown (an earlier stretch was not linearizable)
 	Result string `json:"result"`             // Ok, Illegal, Unknown
 }
