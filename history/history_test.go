@@ -3,9 +3,11 @@ package history
 import (
 	"bufio"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,5 +191,23 @@ func TestNowIsMonotonic(t *testing.T) {
 	b := Now()
 	if b < a || a <= 0 {
 		t.Fatalf("Now went from %d to %d", a, b)
+	}
+}
+
+func TestSortByTimeIsStable(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for n := 0; n < 200; n++ {
+		evs := make([]Event, n)
+		for i := range evs {
+			evs[i] = Event{Seq: int64(i), Time: int64(rng.Intn(20))}
+		}
+		want := append([]Event(nil), evs...)
+		sort.SliceStable(want, func(i, j int) bool { return want[i].Time < want[j].Time })
+		SortByTime(evs)
+		for i := range evs {
+			if evs[i].Seq != want[i].Seq {
+				t.Fatalf("n=%d: position %d has seq %d, want %d", n, i, evs[i].Seq, want[i].Seq)
+			}
+		}
 	}
 }

@@ -3,12 +3,13 @@ package history
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -128,12 +129,46 @@ func Read(path string) ([]Event, error) {
 }
 
 // SortByTime orders events by time, keeping the given order among equal
-// times; it does nothing to a slice already in order.
+// times; it does nothing to a slice already in order. It sorts indices and
+// then moves each event once (events are large: moving them in a merge
+// sort costs more than the sort).
 func SortByTime(evs []Event) {
+	sorted := true
 	for i := 1; i < len(evs); i++ {
 		if evs[i].Time < evs[i-1].Time {
-			sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time < evs[j].Time })
-			return
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	perm := make([]int, len(evs))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int {
+		if c := cmp.Compare(evs[a].Time, evs[b].Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	// Position i must receive evs[perm[i]]: follow each cycle once.
+	for i := range perm {
+		if perm[i] < 0 || perm[i] == i {
+			continue
+		}
+		tmp := evs[i]
+		j := i
+		for {
+			k := perm[j]
+			perm[j] = -1
+			if k == i {
+				evs[j] = tmp
+				break
+			}
+			evs[j] = evs[k]
+			j = k
 		}
 	}
 }
