@@ -211,3 +211,34 @@ func TestSortByTimeIsStable(t *testing.T) {
 		}
 	}
 }
+
+// Read decodes chunks of a large file in parallel: it must give what Scan
+// gives, in order, and name the right line of an error in a later chunk.
+func TestReadLargeFileMatchesScan(t *testing.T) {
+	dir := t.TempDir()
+	var sb strings.Builder
+	const n = 90_000 // about 9 MB: several chunks
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&sb, `{"seq":%d,"t":%d,"kind":"note","op":"x","detail":"%s"}`+"\n", i, 1000+i, strings.Repeat("p", i%90))
+	}
+	good := sb.String()
+	p := filepath.Join(dir, "big.jsonl")
+	os.WriteFile(p, []byte(good+`{"seq":`), 0o644) // torn tail
+	evs, err := Read(p)
+	if err != nil || len(evs) != n {
+		t.Fatalf("%d events, %v", len(evs), err)
+	}
+	var scanned []Event
+	Scan(p, func(e Event) error { scanned = append(scanned, e); return nil })
+	for i := range evs {
+		if evs[i].Seq != scanned[i].Seq || evs[i].Detail != scanned[i].Detail || evs[i].Seq != int64(i+1) {
+			t.Fatalf("event %d: %+v vs %+v", i, evs[i], scanned[i])
+		}
+	}
+	lines := strings.SplitAfter(good, "\n")
+	lines[80_000] = `{"seq":80001,"t":5,"kind":"access","access":"read"}` + "\n"
+	os.WriteFile(p, []byte(strings.Join(lines, "")), 0o644)
+	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "big.jsonl:80001: value: missing") {
+		t.Fatalf("got %v, want big.jsonl:80001: value: missing", err)
+	}
+}

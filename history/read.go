@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Kinds lists the event kinds a history may hold.
@@ -119,13 +121,170 @@ func Scan(path string, fn func(Event) error) error {
 
 // Read parses a whole history.jsonl file (see Scan for what is an error)
 // and returns its events ordered by time (file order among equal times).
+// It counts the lines first, so the events are allocated once, then decodes
+// chunks of lines on every core.
 func Read(path string) ([]Event, error) {
-	var out []Event
-	if err := Scan(path, func(e Event) error { out = append(out, e); return nil }); err != nil {
+	n, err := countLines(path)
+	if err != nil {
 		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make([]Event, n)
+	type chunk struct {
+		data  []byte
+		first int  // index of its first line
+		last  bool // the file's last chunk
+	}
+	type lineErr struct {
+		line int
+		err  error
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	work := make(chan chunk, workers)
+	var mu sync.Mutex
+	var errs []lineErr
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := newInterner()
+			for c := range work {
+				data, i := c.data, c.first
+				for len(data) > 0 {
+					j := bytes.IndexByte(data, '\n')
+					line := data
+					if j >= 0 {
+						line, data = data[:j], data[j+1:]
+					} else {
+						data = nil
+					}
+					torn := c.last && j < 0
+					if err := decodeLine(line, &out[i], in); err != nil {
+						mu.Lock()
+						errs = append(errs, lineErr{i + 1, err})
+						if torn {
+							errs[len(errs)-1].line = -1 // a torn last line: dropped
+						}
+						mu.Unlock()
+					}
+					i++
+				}
+			}
+		}()
+	}
+	rd := bufio.NewReaderSize(f, 1<<20)
+	line := 0
+	var rerr error
+	for {
+		buf := make([]byte, 4<<20)
+		m, err := io.ReadFull(rd, buf)
+		buf = buf[:m]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			rerr = err
+			break
+		}
+		if !eof {
+			// Finish the chunk's last line; the next chunk starts clean.
+			rest, err := rd.ReadBytes('\n')
+			if len(rest) > 16<<20 {
+				rerr = fmt.Errorf("line %d or so is longer than 16 MiB", line+bytes.Count(buf, []byte{'\n'})+1)
+				break
+			}
+			buf = append(buf, rest...)
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				rerr = err
+				break
+			} else if _, err := rd.Peek(1); err == io.EOF {
+				eof = true
+			}
+		}
+		if len(buf) > 0 {
+			work <- chunk{data: buf, first: line, last: eof}
+			line += bytes.Count(buf, []byte{'\n'})
+			if eof && buf[len(buf)-1] != '\n' {
+				line++
+			}
+		}
+		if eof {
+			break
+		}
+	}
+	close(work)
+	wg.Wait()
+	if rerr != nil {
+		return nil, fmt.Errorf("%s: %v", path, rerr)
+	}
+	if line != n {
+		return nil, fmt.Errorf("%s: changed while being read (%d lines, then %d)", path, n, line)
+	}
+	first := lineErr{line: -1}
+	for _, e := range errs {
+		if e.line > 0 && (first.line < 0 || e.line < first.line) {
+			first = e
+		}
+	}
+	if first.line > 0 {
+		return nil, fmt.Errorf("%s:%d: %v", path, first.line, first.err)
+	}
+	if len(errs) > 0 { // only the torn last line
+		out = out[:n-1]
 	}
 	SortByTime(out)
 	return out, nil
+}
+
+// countLines counts the lines of a file, a last line without newline
+// included.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n := 0
+	var last byte = '\n'
+	for {
+		m, err := f.Read(buf)
+		if m > 0 {
+			n += bytes.Count(buf[:m], []byte{'\n'})
+			last = buf[m-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}
+
+// decodeLine parses and checks one line into e.
+func decodeLine(b []byte, e *Event, in interner) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return errors.New("empty line (allowed: one JSON event per line)")
+	}
+	if err := json.Unmarshal(b, e); err != nil {
+		return fmt.Errorf("not a history event: %v", err)
+	}
+	if err := Validate(e); err != nil {
+		return err
+	}
+	in.event(e)
+	return nil
 }
 
 // SortByTime orders events by time, keeping the given order among equal
