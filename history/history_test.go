@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -241,4 +242,31 @@ func TestReadLargeFileMatchesScan(t *testing.T) {
 	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), "big.jsonl:80001: value: missing") {
 		t.Fatalf("got %v, want big.jsonl:80001: value: missing", err)
 	}
+}
+
+// The writer's memory does not grow with the history: retained heap per
+// appended event is reported (it should be ~0 B) along with the append
+// cost, over 8 concurrent appenders.
+func BenchmarkWriterAppend(b *testing.B) {
+	w, err := Create(filepath.Join(b.TempDir(), "history.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b.ReportAllocs()
+	b.SetParallelism(4) // 8 goroutines on 2 cores: appends are grouped
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		v := int64(1)
+		for pb.Next() {
+			w.Append(Event{Kind: Access, Process: "c1", Lease: "c1-17", Key: "k", Access: "write", Value: &v})
+		}
+	})
+	b.StopTimer()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/event")
 }
