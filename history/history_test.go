@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestWriterIsFlushedAndConcurrent(t *testing.T) {
@@ -269,4 +270,103 @@ func BenchmarkWriterAppend(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(b.N), "retained-B/event")
+}
+
+// Close while appenders are queued: the file holds events 1..N with no
+// gap, every Append that returned a Seq up to N is among them (a queued
+// event is flushed by Close, not lost), and Append never blocks after
+// Close.
+func TestWriterCloseFlushesQueuedAppends(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		w, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var done []int64
+		for g := 0; g < 8; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 200; j++ {
+					e := w.Append(Event{Kind: Note, Op: "x"})
+					mu.Lock()
+					done = append(done, e.Seq)
+					mu.Unlock()
+				}
+			}()
+		}
+		for {
+			mu.Lock()
+			n := len(done)
+			mu.Unlock()
+			if n > 50 {
+				break
+			}
+			runtime.Gosched()
+		}
+		w.Close()
+		wg.Wait()
+		evs, err := Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		have := map[int64]bool{}
+		var maxSeq int64
+		for _, e := range evs {
+			have[e.Seq] = true
+			maxSeq = max(maxSeq, e.Seq)
+		}
+		if int64(len(evs)) != maxSeq {
+			t.Fatalf("round %d: %d events but seq up to %d: a gap", round, len(evs), maxSeq)
+		}
+		for _, s := range done {
+			if s <= maxSeq && !have[s] {
+				t.Fatalf("round %d: event %d is missing", round, s)
+			}
+		}
+	}
+}
+
+// An append queued behind a write in progress when Close is called is
+// written by Close, not lost, whichever of them wakes first.
+func TestWriterCloseWritesTheQueue(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		path := filepath.Join(t.TempDir(), "history.jsonl")
+		w, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.mu.Lock()
+		w.writing = true // another appender's write is in progress
+		w.mu.Unlock()
+		appended := make(chan Event)
+		go func() { appended <- w.Append(Event{Kind: Note, Op: "queued"}) }()
+		for {
+			w.mu.Lock()
+			n := len(w.buf)
+			w.mu.Unlock()
+			if n > 0 {
+				break
+			}
+			runtime.Gosched()
+		}
+		closed := make(chan error)
+		go func() { closed <- w.Close() }()
+		time.Sleep(time.Millisecond) // let Close wait for the write in progress
+		w.mu.Lock()
+		w.writing = false // that write is done
+		w.cond.Broadcast()
+		w.mu.Unlock()
+		<-appended
+		if err := <-closed; err != nil {
+			t.Fatalf("round %d: close: %v", round, err)
+		}
+		evs, err := Read(path)
+		if err != nil || len(evs) != 1 || evs[0].Op != "queued" {
+			t.Fatalf("round %d: %+v %v; want the queued event", round, evs, err)
+		}
+	}
 }

@@ -72,7 +72,7 @@ func (w *Writer) Append(e Event) Event {
 	w.buf = append(w.buf, b[len(seqPrefix)-1:]...)
 	w.buf = append(w.buf, '\n')
 	mine := w.seq
-	for w.written < mine {
+	for w.written < mine && !w.closed {
 		if w.writing {
 			w.cond.Wait()
 			continue
@@ -117,6 +117,15 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	w.closed = true
+	// Events queued by appenders still waiting for their turn go out now.
+	if len(w.buf) > 0 {
+		if _, err := w.f.Write(w.buf); err != nil && w.err == nil {
+			w.err = err
+		}
+		w.buf = nil
+	}
+	w.written = w.seq
+	w.cond.Broadcast()
 	if err := w.f.Sync(); err != nil {
 		w.f.Close()
 		return err
