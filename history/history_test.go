@@ -370,3 +370,43 @@ func TestWriterCloseWritesTheQueue(t *testing.T) {
 		}
 	}
 }
+
+// Reading a history while it is being written gives a prefix of whole
+// events, never a panic or an error.
+func TestReadWhileWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5000; j++ {
+				select {
+				case <-stop:
+					return
+				default:
+					w.Append(Event{Kind: Note, Op: "x", Detail: strings.Repeat("y", 200)})
+				}
+			}
+		}()
+	}
+	last := 0
+	for i := 0; i < 50; i++ {
+		evs, err := Read(path)
+		if err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+		if len(evs) < last {
+			t.Fatalf("read %d: %d events after %d", i, len(evs), last)
+		}
+		last = len(evs)
+	}
+	close(stop)
+	wg.Wait()
+	w.Close()
+}

@@ -206,9 +206,19 @@ func Read(path string) ([]Event, error) {
 				eof = true
 			}
 		}
+		// A file still being appended to is read as it was when its lines
+		// were counted: the lines beyond are left for the next reader.
+		lines := bytes.Count(buf, []byte{'\n'})
+		if line+lines >= n {
+			cut := 0
+			for k := 0; k < n-line; k++ {
+				cut += bytes.IndexByte(buf[cut:], '\n') + 1
+			}
+			buf, lines, eof = buf[:cut], n-line, true
+		}
 		if len(buf) > 0 {
 			work <- chunk{data: buf, first: line, last: eof}
-			line += bytes.Count(buf, []byte{'\n'})
+			line += lines
 			if eof && buf[len(buf)-1] != '\n' {
 				line++
 			}
