@@ -191,6 +191,13 @@ type Segment struct {
 // MaxSegments bounds Result.Segments.
 const MaxSegments = 200
 
+// maxVerboseStretch: up to this many sections in flight together, porcupine
+// also returns its linearization, from which the value the stretch leaves
+// is known. A longer stretch (only a lock that grants everyone at once makes
+// one, and its overlaps are findings already) is checked without it, and
+// the next stretch starts from any value.
+const maxVerboseStretch = 1000
+
 // Segments cuts one key's operations (ordered by call) into independent
 // stretches: a new one begins at a call later than every return so far.
 func Segments(ops []porcupine.Operation) [][2]int {
@@ -315,14 +322,23 @@ func checkKey(key string, ops []porcupine.Operation, deadline time.Time) ([]Find
 		left := time.Until(deadline)
 		var res porcupine.CheckResult = porcupine.Unknown
 		var info porcupine.LinearizationInfo
-		if left > 0 {
+		verbose := len(seg) <= maxVerboseStretch
+		if left > 0 && verbose {
 			res, info = porcupine.CheckOperationsVerbose(RMWModelFrom(state), seg, left)
+		} else if left > 0 {
+			res = porcupine.CheckOperationsTimeout(RMWModelFrom(state), seg, left)
 		}
 		sg.Result = string(res)
 		segs = append(segs, sg)
 		switch res {
 		case porcupine.Ok:
-			state, lastWriter = replay(state, seg, info, lastWriter)
+			if verbose {
+				state, lastWriter = replay(state, seg, info, lastWriter)
+			} else {
+				// Too long to keep porcupine's linearization: the next
+				// stretch's first section may read any value.
+				state, lastWriter = RMWState{Any: true}, ""
+			}
 		case porcupine.Illegal:
 			out = append(out, culprits(key, seg, state)...)
 			state = RMWState{Any: true}
