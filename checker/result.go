@@ -1,7 +1,10 @@
-// Package checker reads a history and finds what went wrong: overlapping
-// holds (mutual exclusion broken), corruption of the protected resource
-// (a porcupine linearizability check of the critical sections), overlaps that
-// fencing tokens turned harmless, and liveness failures (stuck locks).
+// Package checker judges a history: per lock key it finds overlapping
+// holds (mutual exclusion broken), corruption of the protected resource (a
+// linearizability check of the critical sections, stretch by stretch),
+// overlaps that fencing turned harmless, refusals of the legitimate holder
+// (fence inversion), liveness failures (stuck locks), and histories that
+// cannot be judged (unknown, never safe). Each class is one pass over the
+// history (see passes in check.go).
 package checker
 
 import (
