@@ -89,27 +89,16 @@ func Scan(path string, fn func(Event) error) error {
 		}
 		line++
 		torn := rerr == io.EOF // no newline: the last write was cut short
-		b = bytes.TrimSpace(b)
+		if len(bytes.TrimSpace(b)) == 0 && torn {
+			return nil
+		}
 		var e Event
-		if len(b) == 0 {
-			if torn {
-				return nil
-			}
-			return fmt.Errorf("%s:%d: empty line (allowed: one JSON event per line)", path, line)
-		}
-		if err := json.Unmarshal(b, &e); err != nil {
-			if torn {
-				return nil
-			}
-			return fmt.Errorf("%s:%d: not a history event: %v", path, line, err)
-		}
-		if err := Validate(&e); err != nil {
+		if err := decodeLine(b, &e, in); err != nil {
 			if torn {
 				return nil
 			}
 			return fmt.Errorf("%s:%d: %v", path, line, err)
 		}
-		in.event(&e)
 		if err := fn(e); err != nil {
 			return err
 		}
@@ -287,14 +276,14 @@ func decodeLine(b []byte, e *Event, in interner) error {
 	if len(b) == 0 {
 		return errors.New("empty line (allowed: one JSON event per line)")
 	}
-	if err := json.Unmarshal(b, e); err != nil {
-		return fmt.Errorf("not a history event: %v", err)
+	if !fastDecode(b, e, in) {
+		*e = Event{}
+		if err := json.Unmarshal(b, e); err != nil {
+			return fmt.Errorf("not a history event: %v", err)
+		}
+		in.event(e)
 	}
-	if err := Validate(e); err != nil {
-		return err
-	}
-	in.event(e)
-	return nil
+	return Validate(e)
 }
 
 // SortByTime orders events by time, keeping the given order among equal
@@ -360,6 +349,21 @@ func (in interner) s(p *string) {
 	if len(in) < 1<<20 {
 		in[*p] = *p
 	}
+}
+
+// bytes returns b as a shared string, allocating only the first time.
+func (in interner) bytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if v, ok := in[string(b)]; ok {
+		return v
+	}
+	s := string(b)
+	if len(in) < 1<<20 {
+		in[s] = s
+	}
+	return s
 }
 
 func (in interner) event(e *Event) {
