@@ -81,8 +81,8 @@ var visModel = porcupine.Model{
 	},
 }
 
-// chooseWindows picks the stretches to draw: the ones that are not
-// linearizable first, then those porcupine had to search, up to the
+// chooseWindows picks the stretches to draw: a short run whole; else the
+// ones that are not linearizable first, then those porcupine had to search, up to the
 // bounds; a run where no stretch needed a search shows its first few
 // sections as a sample. Stretches whose check timed out are left out (the
 // search would time out again).
@@ -90,6 +90,35 @@ func chooseWindows(byKey map[string][]porcupine.Operation, res *checker.Result) 
 	var out []window
 	total := 0
 	skipped := 0
+	nops := 0
+	for _, ops := range byKey {
+		nops += len(ops)
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if nops <= maxWindowOps && len(keys) <= maxWindows {
+		// A run this short is shown whole: one stretch per key, from 0.
+		for _, k := range keys {
+			ops := byKey[k]
+			if len(ops) == 0 {
+				continue
+			}
+			to := ops[0].Return
+			for _, op := range ops {
+				to = max(to, op.Return)
+			}
+			out = append(out, window{seg: checker.Segment{Key: k, From: ops[0].Call, To: to, Ops: len(ops)}, ops: ops, tag: "whole"})
+		}
+		nseg := 0
+		if res != nil {
+			nseg = res.SegmentCount
+		}
+		return out, fmt.Sprintf("%d critical sections in %d independent stretches over %d key(s); linearizable: %s. Shown: all of them",
+			nops, nseg, len(byKey), linOf(res))
+	}
 	if res != nil {
 		for _, s := range res.Segments {
 			if s.Result == string(porcupine.Unknown) {
@@ -110,20 +139,12 @@ func chooseWindows(byKey map[string][]porcupine.Operation, res *checker.Result) 
 			total += j - i
 		}
 	}
-	nseg, nops := 0, 0
-	for _, ops := range byKey {
-		nops += len(ops)
-	}
+	nseg := 0
 	if res != nil {
 		nseg = res.SegmentCount
 	}
 	if len(out) == 0 {
 		// A sample: the first sections of the first key, from value 0.
-		keys := make([]string, 0, len(byKey))
-		for k := range byKey {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
 		if len(keys) > 0 {
 			ops := byKey[keys[0]]
 			cut := 0
