@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -151,6 +152,12 @@ func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	dir := pos[0]
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// A long history is held in memory while it is checked: ask the
+		// garbage collector to work harder rather than let the heap pass
+		// 768 MiB (a soft limit: a bigger history still gets checked).
+		debug.SetMemoryLimit(768 << 20)
+	}
 	events, err := history.Read(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
