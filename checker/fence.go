@@ -40,20 +40,35 @@ func fenceInversionPass(in *input) []Finding {
 			order = append(order, hi)
 		}
 	}
+	if len(order) == 0 {
+		return nil
+	}
+	// For each hold, the earlier-started hold of its key with the largest
+	// token (a running maximum over the key's holds in start order).
+	maxBefore := make([]int, len(in.holds))
+	for _, idx := range in.byKey {
+		best := -1
+		for p := 0; p < len(idx); {
+			q := p // holds starting at the same instant are not "earlier"
+			for q < len(idx) && in.holds[idx[q]].Start == in.holds[idx[p]].Start {
+				maxBefore[idx[q]] = best
+				q++
+			}
+			for ; p < q; p++ {
+				if best < 0 || in.holds[idx[p]].Fence > in.holds[best].Fence {
+					best = idx[p]
+				}
+			}
+		}
+	}
 	var out []Finding
 	for _, hi := range order {
 		h, s := in.holds[hi], refused[hi]
 		f := Finding{Class: ClassFenceInversion, Key: h.Key, Clients: []string{h.Process}, Leases: []string{h.Lease}, From: s.from, To: s.to}
 		// The culprit: the earlier grant of the key with the largest token.
 		var culprit *Hold
-		for _, j := range in.byKey[h.Key] {
-			o := &in.holds[j]
-			if o.Start >= h.Start {
-				break
-			}
-			if o.Fence > h.Fence && (culprit == nil || o.Fence > culprit.Fence) {
-				culprit = o
-			}
+		if j := maxBefore[hi]; j >= 0 && in.holds[j].Fence > h.Fence {
+			culprit = &in.holds[j]
 		}
 		f.Detail = fmt.Sprintf("the resource refused %s (lease %s, fence %d) while it was the current holder", h.Process, h.Lease, h.Fence)
 		if culprit != nil {
