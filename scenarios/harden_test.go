@@ -95,3 +95,36 @@ func TestPrefixLinesNamesFileAndLine(t *testing.T) {
 		t.Fatalf("syntax error rewritten as %q", got)
 	}
 }
+
+// The scenario as run, written into the report folder, loads back to the
+// same scenario: every built-in and variant round-trips through Marshal.
+func TestMarshalRoundTrips(t *testing.T) {
+	for _, n := range Names() {
+		base, err := Load(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range base.VariantNames() {
+			sc, err := base.WithVariant(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := sc.Marshal()
+			if err != nil {
+				t.Fatalf("%s/%s: %v", n, v, err)
+			}
+			back, err := Parse("scenario.yaml", data)
+			if err != nil {
+				t.Fatalf("%s/%s: written scenario does not load: %v\n%s", n, v, err, data)
+			}
+			again, _ := back.Marshal()
+			if string(again) != string(data) {
+				t.Errorf("%s/%s: not a fixed point:\n%s\n---\n%s", n, v, data, again)
+			}
+			if back.Lock.Name != sc.Lock.Name || strings.Join(back.Expect, ",") != strings.Join(sc.Expect, ",") ||
+				strings.Join(back.Schedule(), ";") != strings.Join(sc.Schedule(), ";") || back.StuckAfter != sc.StuckAfter {
+				t.Errorf("%s/%s: changed in the round trip", n, v)
+			}
+		}
+	}
+}

@@ -37,12 +37,12 @@ type Scenario struct {
 	StuckAfter Duration `yaml:"stuck_after"`
 	// Variants run the same schedule against other locks (or settings):
 	// each overrides only the sections it names. The catalogue runs them all.
-	Variants []yaml.Node `yaml:"variants"`
+	Variants []yaml.Node `yaml:"variants,omitempty"`
 	// Variant is the name of the variant this scenario was built as ("" for the base).
 	Variant string `yaml:"-"`
 	// Compare names a workload measurement the catalogue compares across
 	// variants (C15): acquire-success-rate or mean-acquire.
-	Compare string `yaml:"compare"`
+	Compare string `yaml:"compare,omitempty"`
 
 	File string         `yaml:"-"`
 	node *yaml.Node     `yaml:"-"`
@@ -95,7 +95,7 @@ type Nemesis struct {
 	Warmup   Duration `yaml:"warmup"`   // before the first cycle
 	Cooldown Duration `yaml:"cooldown"` // after each cycle
 	Steps    []Step   `yaml:"steps"`    // one cycle
-	Random   *Random  `yaml:"random"`   // or a random schedule
+	Random   *Random  `yaml:"random,omitempty"` // or a random schedule
 }
 
 // Random describes a seeded random nemesis.

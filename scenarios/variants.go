@@ -22,12 +22,13 @@ func (s *Scenario) VariantNames() []string {
 	return out
 }
 
-// WithVariant returns the scenario as the named variant: a copy of the base
+// WithVariant returns a copy of the scenario as the named variant ("": the
+// base): a copy of the base
 // with the variant's sections (lock, topology, workload, nemesis, expect,
 // allow, stuck_after) decoded on top, so it overrides only what it names.
 func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 	if name == "" {
-		return s, nil
+		return s.clone(), nil
 	}
 	for i := range s.Variants {
 		n := &s.Variants[i]
