@@ -92,9 +92,9 @@ type Workload struct {
 // Nemesis is the fault schedule.
 type Nemesis struct {
 	Cycles   int      `yaml:"cycles"`
-	Warmup   Duration `yaml:"warmup"`   // before the first cycle
-	Cooldown Duration `yaml:"cooldown"` // after each cycle
-	Steps    []Step   `yaml:"steps"`    // one cycle
+	Warmup   Duration `yaml:"warmup"`           // before the first cycle
+	Cooldown Duration `yaml:"cooldown"`         // after each cycle
+	Steps    []Step   `yaml:"steps"`            // one cycle
 	Random   *Random  `yaml:"random,omitempty"` // or a random schedule
 }
 
