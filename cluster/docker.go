@@ -48,6 +48,8 @@ const (
 	dockerStopWait   = 10 * time.Second
 	dockerStartWait  = 15 * time.Second
 	dockerCloseLimit = 60 * time.Second
+	// dockerCreateLimit bounds creating and starting one container.
+	dockerCreateLimit = 60 * time.Second
 )
 
 // Docker runs every node in its own container, all on one bridge network
@@ -280,8 +282,18 @@ func (d *Docker) isClosed() bool {
 
 // create creates and starts a container through testcontainers. A container
 // created after Close began is removed again.
+//
+// A cancelled ctx stops it before it begins, but never half way: a
+// container start cut off mid-request can leave the daemon with a stale
+// endpoint that blocks removing the run's network. The request itself is
+// bounded by dockerCreateLimit.
 func (d *Docker) create(ctx context.Context, req testcontainers.ContainerRequest) (testcontainers.Container, error) {
-	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerCreateLimit)
+	defer cancel()
+	ctr, err := testcontainers.GenericContainer(cctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: req,
 		Started:          true,
 		Logger:           tclog.NewNoopLogger(),

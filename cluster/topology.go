@@ -80,7 +80,7 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 		if t.Masters < 1 {
 			return nil, fmt.Errorf("masters topology needs masters >= 1")
 		}
-		err = c.parallel(t.Masters, func(i int) error {
+		err = c.parallel(ctx, t.Masters, func(i int) error {
 			_, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), RoleMaster, nil)
 			return err
 		})
@@ -98,14 +98,39 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 	return c, err
 }
 
-func (c *Cluster) parallel(n int, f func(i int) error) error {
+// startParallel bounds the nodes starting at once: enough to overlap their
+// start-up, few enough that an interrupted start-up has little in flight.
+const startParallel = 4
+
+// parallel runs f(0..n-1), at most startParallel at a time; once ctx is
+// cancelled no new call begins.
+func (c *Cluster) parallel(ctx context.Context, n int, f func(i int) error) error {
 	errs := make([]error, n)
+	sem := make(chan struct{}, startParallel)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+			continue
+		}
+		if ctx.Err() != nil {
+			<-sem
+			errs[i] = ctx.Err()
+			continue
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = f(i) }()
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return errors.Join(errs...)
 }
 
@@ -165,7 +190,7 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 		}
 		peers[i] = p.Listen
 	}
-	err := c.parallel(total, func(i int) error {
+	err := c.parallel(ctx, total, func(i int) error {
 		host, port, _ := net.SplitHostPort(peers[i])
 		extra := []string{"--replica-announce-ip", host, "--replica-announce-port", port}
 		role := RolePrimary
@@ -192,7 +217,7 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 	ph, pp, _ := net.SplitHostPort(peers[0])
 	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\nsentinel parallel-syncs %[1]s 1\n",
 		SentinelMaster, ph, pp, c.Topology.Sentinels/2+1)
-	err = c.parallel(c.Topology.Sentinels, func(i int) error {
+	err = c.parallel(ctx, c.Topology.Sentinels, func(i int) error {
 		name := fmt.Sprintf("s%d", i+1)
 		n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindSentinel, Config: conf})
 		if err != nil {

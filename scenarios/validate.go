@@ -13,9 +13,9 @@ import (
 // with the bound in the message.
 const (
 	MaxClients   = 64
-	MaxReplicas  = 8
-	MaxSentinels = 7
-	MaxMasters   = 15
+	MaxReplicas  = 4
+	MaxSentinels = 5
+	MaxMasters   = 9
 	MaxCycles    = 1000
 	MaxSteps     = 100 // steps of one cycle
 	MaxPerCycle  = 20  // faults per cycle of a random nemesis
