@@ -282,16 +282,14 @@ func (d *Docker) isClosed() bool {
 
 // create creates and starts a container through testcontainers. A container
 // created after Close began is removed again.
-//
-// A cancelled ctx stops it before it begins, but never half way: a
-// container start cut off mid-request can leave the daemon with a stale
-// endpoint that blocks removing the run's network. The request itself is
-// bounded by dockerCreateLimit.
+// A cancelled ctx cuts a start short (Ctrl-C must not wait for the daemon,
+// which may take seconds per container on a loaded host); Close then
+// removes whatever was made. The request is bounded by dockerCreateLimit.
 func (d *Docker) create(ctx context.Context, req testcontainers.ContainerRequest) (testcontainers.Container, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerCreateLimit)
+	cctx, cancel := context.WithTimeout(ctx, dockerCreateLimit)
 	defer cancel()
 	ctr, err := testcontainers.GenericContainer(cctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: req,
@@ -329,7 +327,9 @@ func (d *Docker) Close(ctx context.Context) error {
 	defer cancel()
 	var errs []error
 	if d.cli != nil && d.runID != "" {
-		// Servers before the sandboxes whose namespaces they share.
+		// Servers and the sandboxes whose namespaces they share, all at
+		// once (force removal kills first): one round of the daemon's
+		// latency rather than two, so Ctrl-C exits within 2 s.
 		var servers, sandboxes []string
 		for _, n := range nodes {
 			servers = append(servers, n.id)
@@ -350,7 +350,7 @@ func (d *Docker) Close(ctx context.Context) error {
 				servers = append(servers, c.ID)
 			}
 		}
-		errs = append(errs, removeContainers(cctx, d.cli, servers, sandboxes)...)
+		errs = append(errs, removeContainers(cctx, d.cli, append(servers, sandboxes...))...)
 		if d.netID != "" {
 			if err := removeNetwork(cctx, d.cli, d.netID); err != nil {
 				errs = append(errs, err)
@@ -745,11 +745,22 @@ func removeContainer(ctx context.Context, cli client.APIClient, id string) error
 }
 
 func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {
-	_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("docker: remove network %.12s: %w", id, err)
+	// Right after its containers are removed, the daemon may still count
+	// an endpoint of theirs (a start cut short by Ctrl-C): retry a while.
+	for {
+		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") {
+			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // dockerName keeps the characters docker allows in container names.

@@ -180,33 +180,44 @@ func (c *Cluster) startRedis(ctx context.Context, name, role string, extra []str
 
 func (c *Cluster) startReplicated(ctx context.Context) error {
 	total := 1 + c.Topology.Replicas
-	// Peer proxies first: their addresses go into the nodes' config.
-	// Upstreams are placeholders until the nodes are up.
+	// The nodes first, then a peer proxy in front of each with its real
+	// upstream: changing a proxy's upstream later restarts its listener,
+	// and a node starting meanwhile could take the port.
+	err := c.parallel(ctx, total, func(i int) error {
+		role := RolePrimary
+		if i > 0 {
+			role = RoleReplica
+		}
+		_, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), role, nil)
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	peers := make([]string, total)
 	for i := 0; i < total; i++ {
-		p, err := c.Net.Proxy(PeerProxy(fmt.Sprintf("n%d", i+1)), "127.0.0.1:1")
+		m := c.Member(fmt.Sprintf("n%d", i+1))
+		p, err := c.Net.Proxy(PeerProxy(m.Name), m.Node.Addr())
 		if err != nil {
 			return err
 		}
 		peers[i] = p.Listen
 	}
-	err := c.parallel(ctx, total, func(i int) error {
-		host, port, _ := net.SplitHostPort(peers[i])
-		extra := []string{"--replica-announce-ip", host, "--replica-announce-port", port}
-		role := RolePrimary
-		if i > 0 {
-			role = RoleReplica
-			ph, pp, _ := net.SplitHostPort(peers[0])
-			extra = append(extra, "--replicaof", ph, pp)
-		}
-		m, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), role, extra)
-		if err != nil {
+	ph, pp, _ := net.SplitHostPort(peers[0])
+	for i := 0; i < total; i++ {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return c.Net.SetUpstream(PeerProxy(m.Name), m.Node.Addr())
-	})
-	if err != nil {
-		return err
+		m := c.Member(fmt.Sprintf("n%d", i+1))
+		host, port, _ := net.SplitHostPort(peers[i])
+		if _, err := c.Do(ctx, m, "CONFIG", "SET", "replica-announce-ip", host, "replica-announce-port", port); err != nil {
+			return fmt.Errorf("configure %s: %w", m.Name, err)
+		}
+		if i > 0 {
+			if _, err := c.Do(ctx, m, "REPLICAOF", ph, pp); err != nil {
+				return fmt.Errorf("replicaof on %s: %w", m.Name, err)
+			}
+		}
 	}
 	if err := c.WaitReplicasSynced(ctx, 10*time.Second); err != nil {
 		return err
@@ -214,7 +225,6 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 	if c.Topology.Sentinels == 0 {
 		return nil
 	}
-	ph, pp, _ := net.SplitHostPort(peers[0])
 	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\nsentinel parallel-syncs %[1]s 1\n",
 		SentinelMaster, ph, pp, c.Topology.Sentinels/2+1)
 	err = c.parallel(ctx, c.Topology.Sentinels, func(i int) error {

@@ -13,9 +13,11 @@ import (
 // with the bound in the message.
 const (
 	MaxClients   = 64
-	MaxReplicas  = 4
-	MaxSentinels = 5
-	MaxMasters   = 9
+	// Topology sizes are bounded so that an interrupted start-up, with
+	// everything removed, fits in 2 s on a loaded 2-core host with Docker.
+	MaxReplicas  = 2
+	MaxSentinels = 3
+	MaxMasters   = 7
 	MaxCycles    = 1000
 	MaxSteps     = 100 // steps of one cycle
 	MaxPerCycle  = 20  // faults per cycle of a random nemesis
@@ -152,7 +154,7 @@ func (s *Scenario) validateTopology() error {
 			return s.ErrAt("topology.replicas", "want 1 to %d replicas, got %d", MaxReplicas, t.Replicas)
 		}
 		if t.Sentinels != 0 && (t.Sentinels < 3 || t.Sentinels%2 == 0 || t.Sentinels > MaxSentinels) {
-			return s.ErrAt("topology.sentinels", "want 0, or an odd number from 3 to %d, got %d", MaxSentinels, t.Sentinels)
+			return s.ErrAt("topology.sentinels", "want 0 or 3 (an odd number from 3 to %d), got %d", MaxSentinels, t.Sentinels)
 		}
 	case "masters":
 		if t.Masters < 1 || t.Masters > MaxMasters {

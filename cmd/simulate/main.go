@@ -279,6 +279,12 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate claims: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	cyclesSet := false
+	fs.Visit(func(f *flag.Flag) { cyclesSet = cyclesSet || f.Name == "cycles" })
+	if cyclesSet && (opt.Cycles < 1 || opt.Cycles > scenarios.MaxCycles) {
+		fmt.Fprintf(stderr, "simulate claims: -cycles %d: want 1 to %d\n", opt.Cycles, scenarios.MaxCycles)
+		return 2
+	}
 	var filter []string
 	if *only != "" {
 		filter = strings.Split(*only, ",")
