@@ -12,7 +12,7 @@ import (
 // line's overrides): a value outside them is refused before anything starts,
 // with the bound in the message.
 const (
-	MaxClients   = 64
+	MaxClients = 64
 	// Topology sizes are bounded so that an interrupted start-up, with
 	// everything removed, fits in 2 s on a loaded 2-core host with Docker.
 	MaxReplicas  = 2
