@@ -259,7 +259,7 @@ func (n *procNode) startOnce(ctx context.Context) error {
 	os.WriteFile(filepath.Join(n.dir, pidFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 	err = waitListening(ctx, n.Addr(), done, 10*time.Second)
 	if err == nil && n.spec.Kind != KindEtcd {
-		err = checkRedisPid(ctx, n.Addr(), cmd.Process.Pid)
+		err = checkRedisPid(ctx, n.Addr(), n.spec.Password, cmd.Process.Pid)
 	}
 	if err != nil {
 		cmd.Process.Kill()
@@ -276,14 +276,20 @@ func (n *procNode) startOnce(ctx context.Context) error {
 
 // checkRedisPid asks the server on addr for its process id and fails with
 // errPortTaken if it is not want.
-func checkRedisPid(ctx context.Context, addr string, want int) error {
+func checkRedisPid(ctx context.Context, addr, password string, want int) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+	req := "INFO server\r\n"
+	if password != "" {
+		// Inline commands split on spaces; the password has none (the
+		// scenario loader refuses white space and quotes in it).
+		req = "AUTH " + password + "\r\n" + req
+	}
+	if _, err := c.Write([]byte(req)); err != nil {
 		return err
 	}
 	buf := make([]byte, 0, 8192)

@@ -42,6 +42,10 @@ type Topology struct {
 	Masters     int
 	Persistence string // none, aof-always, aof-everysec
 	ClockShim   bool
+	// Password, when set: requirepass and masterauth on every redis node,
+	// auth-pass for the monitored master on every Sentinel. The harness's
+	// own admin connections use it too.
+	Password string
 }
 
 // Member is one node with its place in the topology. Clients reach it only
@@ -169,7 +173,10 @@ func (c *Cluster) startRedis(ctx context.Context, name, role string, extra []str
 	if err != nil {
 		return nil, err
 	}
-	n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindRedis, Args: append(args, extra...), ClockShim: c.Topology.ClockShim})
+	if pw := c.Topology.Password; pw != "" {
+		args = append(args, "--requirepass", pw, "--masterauth", pw)
+	}
+	n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindRedis, Args: append(args, extra...), ClockShim: c.Topology.ClockShim, Password: c.Topology.Password})
 	if err != nil {
 		return nil, err
 	}
@@ -227,6 +234,9 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 	}
 	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\nsentinel parallel-syncs %[1]s 1\n",
 		SentinelMaster, ph, pp, c.Topology.Sentinels/2+1)
+	if pw := c.Topology.Password; pw != "" {
+		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", SentinelMaster, pw)
+	}
 	err = c.parallel(ctx, c.Topology.Sentinels, func(i int) error {
 		name := fmt.Sprintf("s%d", i+1)
 		n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindSentinel, Config: conf})
@@ -361,14 +371,19 @@ func (c *Cluster) Resolve(target string) ([]*Member, error) {
 }
 
 // redisClient opens a direct admin connection to a node (not through any
-// proxy: the harness's control path is never faulted).
-func redisClient(m *Member) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: m.Node.Addr(), DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
+// proxy: the harness's control path is never faulted), authenticated with
+// the topology's password on redis nodes (Sentinels run without one).
+func (c *Cluster) redisClient(m *Member) *redis.Client {
+	opt := &redis.Options{Addr: m.Node.Addr(), DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1}
+	if m.Role != RoleSentinel {
+		opt.Password = c.Topology.Password
+	}
+	return redis.NewClient(opt)
 }
 
 // Do runs one admin command on a node.
 func (c *Cluster) Do(ctx context.Context, m *Member, args ...any) (any, error) {
-	r := redisClient(m)
+	r := c.redisClient(m)
 	defer r.Close()
 	return r.Do(ctx, args...).Result()
 }

@@ -281,7 +281,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 		return lockimpl.Endpoints{}, err
 	}
 	info, _ := lockimpl.Lookup(r.sc.Lock.Name)
-	var ep lockimpl.Endpoints
+	ep := lockimpl.Endpoints{Password: r.sc.Topology.Password}
 	data := r.clus.DataNodes()
 	switch info.Needs {
 	case "etcd":

@@ -322,7 +322,8 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		return err
 	}
 	topo := cluster.Topology{Kind: r.sc.Topology.Kind, Replicas: r.sc.Topology.Replicas, Sentinels: r.sc.Topology.Sentinels,
-		Masters: r.sc.Topology.Masters, Persistence: r.sc.Topology.Persistence, ClockShim: r.needsShim()}
+		Masters: r.sc.Topology.Masters, Persistence: r.sc.Topology.Persistence, ClockShim: r.needsShim(),
+		Password: r.sc.Topology.Password}
 	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
 	r.clus, err = cluster.Start(ctx, backend, nw, topo)
 	if err != nil {
