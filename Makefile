@@ -15,7 +15,7 @@ name ?= master-failover
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims bench clean vet
+.PHONY: all deps build shim image scenario test claims bench clean vet fuzz
 
 all: build
 
@@ -56,6 +56,18 @@ claims: build image
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
+
+# Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
+# seed corpora (testdata/fuzz/) also run as plain tests in `make test`.
+FUZZTIME ?= 10m
+FUZZPKGS ?= ./scenarios ./checker ./worker
+fuzz:
+	@for pkg in $(FUZZPKGS); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 clean:
 	-./$(BIN) clean
