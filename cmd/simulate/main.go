@@ -81,7 +81,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
 	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
-	quiet := fs.Bool("q", false, "print only the summary")
+	quiet := fs.Bool("q", false, "print only the run line and the summary")
 	// Flags may come before or after the scenario name.
 	var pos []string
 	rest := args
