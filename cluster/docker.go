@@ -48,6 +48,8 @@ const (
 	dockerStopWait   = 10 * time.Second
 	dockerStartWait  = 15 * time.Second
 	dockerCloseLimit = 60 * time.Second
+	// networkRemoveRetry bounds retrying a network removal.
+	networkRemoveRetry = 5 * time.Second
 	// dockerCreateLimit bounds creating and starting one container.
 	dockerCreateLimit = 60 * time.Second
 )
@@ -746,7 +748,11 @@ func removeContainer(ctx context.Context, cli client.APIClient, id string) error
 
 func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {
 	// Right after its containers are removed, the daemon may still count
-	// an endpoint of theirs (a start cut short by Ctrl-C): retry a while.
+	// an endpoint of theirs (a start cut short by Ctrl-C): retry a while,
+	// at most networkRemoveRetry (a stale endpoint can outlive the daemon's
+	// own cleanup: then the error is reported).
+	ctx, cancel := context.WithTimeout(ctx, networkRemoveRetry)
+	defer cancel()
 	for {
 		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
 		if err == nil || cerrdefs.IsNotFound(err) {
