@@ -239,7 +239,10 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 		}
 		c := *rn
 		c.Seed = seed
-		sc.Nemesis.Random = &c
+		scCopy := *sc // the caller's scenario stays as it was
+		scCopy.Nemesis.Random = &c
+		sc = &scCopy
+		r.sc = sc
 	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
