@@ -260,6 +260,10 @@ variants:
 		t.Errorf("the variant is not named in the first line of output:\n%s", s.out())
 	}
 	s.waitLine(t, "cycle 2/20", 60*time.Second)
+	// While it runs, check says so (not "killed").
+	if code, out, _ := runIn(tmp, "check", filepath.Join(tmp, m[2])); code != 2 || !strings.Contains(out, "the run has not finished") || strings.Contains(out, "KILLED") {
+		t.Errorf("check of a running run: exit %d\n%s", code, out)
+	}
 	s.cmd.Process.Kill()
 	<-s.done
 	dir := filepath.Join(tmp, m[2])

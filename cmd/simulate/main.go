@@ -166,6 +166,9 @@ func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
 	case meta.Killed:
 		meta.Matched = false
 		meta.Why = "the run did not finish: " + meta.Error
+	case strings.HasPrefix(meta.Error, notFinished):
+		meta.Matched = false
+		meta.Why = meta.Error
 	case meta.Error != "":
 		meta.Matched = false
 		meta.Why = "the harness failed: " + meta.Error
@@ -222,6 +225,9 @@ func cmdClean(stdout, stderr io.Writer) int {
 	return 0
 }
 
+// notFinished starts the error of a run whose harness still runs.
+const notFinished = "the run has not finished"
+
 // readMeta takes the run's metadata from report.json, and the scenario as
 // run from scenario.yaml (both written by the run). When the harness died
 // before writing report.json, the metadata comes from run.json and
@@ -247,6 +253,13 @@ func readMeta(dir string) (reports.Meta, *scenarios.Scenario, error) {
 		return doc.Meta, sc, nil
 	}
 	killed := "the harness was killed before it finished (no report.json)"
+	if sc != nil && info.Pid > 0 && info.Pid != os.Getpid() && syscall.Kill(info.Pid, 0) == nil {
+		// Its harness (or a process that reused its pid) still runs.
+		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+			Backend: info.Backend, RunID: info.RunID, Seed: info.Seed, Started: info.Started,
+			Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule(),
+			Error: fmt.Sprintf(notFinished+": its harness (pid %d) may still be running; this covers the history so far", info.Pid)}, sc, nil
+	}
 	if sc != nil {
 		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
 			Backend: info.Backend, RunID: info.RunID, Seed: info.Seed, Started: info.Started,
