@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
@@ -43,6 +46,9 @@ func runWithPassword(t *testing.T, name, lock, backend string) *Outcome {
 	out, err := Run(context.Background(), sc, opt)
 	if err != nil {
 		t.Fatalf("%s with a password: %v", name, err)
+	}
+	if data, err := os.ReadFile(filepath.Join(out.Dir, FileScenario)); err != nil || strings.Contains(string(data), sc.Topology.Password) {
+		t.Errorf("scenario.yaml in the report folder keeps the password (or is missing: %v)", err)
 	}
 	t.Logf("%s/%s with a password: verdict %s, observed %v, %d grants", name, sc.Lock.Name, out.Result.Verdict, out.Result.Observed, out.Result.Stats.Grants)
 	assertNoLeftovers(t, out.Meta.RunID)

@@ -18,6 +18,10 @@ const (
 	FileScenario = "scenario.yaml"
 )
 
+// RedactedPassword replaces topology.password in a report folder's
+// scenario.yaml.
+const RedactedPassword = "redacted"
+
 // RunInfo is run.json: who ran what, written at the start of a run (and
 // again once the backend is known).
 type RunInfo struct {
@@ -34,6 +38,13 @@ type RunInfo struct {
 }
 
 func writeRunFiles(dir string, sc *scenarios.Scenario, info RunInfo) error {
+	if sc.Topology.Password != "" {
+		// The password only guards this run's own nodes: any value
+		// reproduces the run, so the report folder does not keep it.
+		c := *sc
+		c.Topology.Password = RedactedPassword
+		sc = &c
+	}
 	data, err := sc.Marshal()
 	if err != nil {
 		return fmt.Errorf("write %s: %w", FileScenario, err)
