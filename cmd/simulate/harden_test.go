@@ -311,3 +311,26 @@ func runIn(tmp string, args ...string) (int, string, string) {
 	defer os.Setenv("TMPDIR", old)
 	return run(args...)
 }
+
+// Nothing in the build stops processes by user or name (issue 10: `make
+// build` ran `pkill -u redis` and `pkill -u etcd`, stopping a developer's
+// own servers): lockfault stops only what it started, by recorded pid,
+// label or run directory.
+func TestNoKillByName(t *testing.T) {
+	out, err := exec.Command("git", "grep", "-n", "-E", `\b(pkill|killall)\b`, "--", ":/", ":!*_test.go").CombinedOutput()
+	if err == nil {
+		t.Fatalf("kill by name or user in the repository:\n%s", out)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Skipf("git grep unavailable: %v %s", err, out)
+	}
+	mk, err := os.ReadFile("../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"pkill", "killall"} {
+		if strings.Contains(string(mk), bad) {
+			t.Errorf("Makefile runs %s", bad)
+		}
+	}
+}
