@@ -338,6 +338,10 @@ func (s *Scenario) errAt(path, format string, args ...any) error {
 		}
 		i := strings.LastIndex(p, ".")
 		if i < 0 {
+			// A field missing with its whole section: the document's line.
+			if s.node != nil {
+				return fmt.Errorf("%s:%d: %s: %s", s.File, s.node.Line, path, fmt.Sprintf(format, args...))
+			}
 			return fmt.Errorf("%s: %s: %s", s.File, path, fmt.Sprintf(format, args...))
 		}
 		p = p[:i]

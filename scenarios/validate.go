@@ -57,6 +57,9 @@ func (s *Scenario) Validate() error {
 		s.Lock.Wait = s.Lock.TTL
 	}
 	w := &s.Workload
+	if w.Clients == 0 && s.lineOf("workload.clients") == 0 {
+		return s.ErrAt("workload.clients", "missing; how many clients contend (allowed: 1 to %d)", MaxClients)
+	}
 	if w.Clients < 1 || w.Clients > MaxClients {
 		return s.ErrAt("workload.clients", "want 1 to %d clients, got %d", MaxClients, w.Clients)
 	}
