@@ -87,13 +87,17 @@ func TestPrefixLinesNamesFileAndLine(t *testing.T) {
 	if err == nil {
 		t.Fatal("yaml accepted a string for an int")
 	}
-	got := prefixLines(err, "f.yaml").Error()
+	got := prefixLines(err, "f.yaml", 1).Error()
 	if !strings.HasPrefix(got, "f.yaml:1: ") || strings.Contains(got, "into int") || strings.Contains(got, "unmarshal errors") {
 		t.Fatalf("prefixLines(%q) = %q", err, got)
 	}
-	got = prefixLines(errors.New("yaml: line 7: did not find expected key"), "f.yaml").Error()
+	got = prefixLines(errors.New("yaml: line 7: did not find expected key"), "f.yaml", 9).Error()
 	if got != "f.yaml:7: did not find expected key" {
 		t.Fatalf("syntax error rewritten as %q", got)
+	}
+	got = prefixLines(errors.New("yaml: found unexpected end of stream"), "f.yaml", 9).Error()
+	if got != "f.yaml:9: found unexpected end of stream" {
+		t.Fatalf("an error without a line rewritten as %q", got)
 	}
 }
 

@@ -15,8 +15,9 @@ var (
 
 // prefixLines rewrites a YAML library error ("yaml: line N: msg", or a list
 // of "line N: msg" under "yaml: unmarshal errors:") into lines of the form
-// "file:N: msg", without the library's Go type names.
-func prefixLines(err error, file string) error {
+// "file:N: msg", without the library's Go type names. A message with no
+// line of its own (an unexpected end of the file) gets lastLine.
+func prefixLines(err error, file string, lastLine int) error {
 	var out []string
 	for _, l := range strings.Split(err.Error(), "\n") {
 		l = strings.TrimSpace(l)
@@ -28,10 +29,10 @@ func prefixLines(err error, file string) error {
 			out = append(out, fmt.Sprintf("%s:%s: %s", file, m[1], m[2]))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s", file, strings.TrimPrefix(l, "yaml: ")))
+		out = append(out, fmt.Sprintf("%s:%d: %s", file, lastLine, strings.TrimPrefix(l, "yaml: ")))
 	}
 	if len(out) == 0 {
-		return fmt.Errorf("%s: %v", file, err)
+		return fmt.Errorf("%s:%d: %v", file, lastLine, err)
 	}
 	return fmt.Errorf("%s", strings.Join(out, "\n"))
 }

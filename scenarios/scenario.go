@@ -257,13 +257,13 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		if err == io.EOF {
 			return nil, fmt.Errorf("%s:1: empty scenario (allowed: one YAML mapping with name, topology, lock, workload, nemesis, expect)", file)
 		}
-		return nil, prefixLines(err, file)
+		return nil, prefixLines(err, file, lastLine(data))
 	}
 	var second yaml.Node
 	if err := dec.Decode(&second); err != io.EOF {
 		line := second.Line
 		if err != nil {
-			return nil, prefixLines(err, file)
+			return nil, prefixLines(err, file, lastLine(data))
 		}
 		return nil, fmt.Errorf("%s:%d: a second YAML document (allowed: one scenario per file)", file, line)
 	}
@@ -276,7 +276,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	}
 	s := &Scenario{}
 	if err := top.Decode(s); err != nil {
-		return nil, prefixLines(err, file)
+		return nil, prefixLines(err, file, lastLine(data))
 	}
 	s.File = file
 	s.node = top
@@ -296,6 +296,18 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 	}
 	return s, nil
+}
+
+// lastLine is the number of the file's last line.
+func lastLine(data []byte) int {
+	n := bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	if n == 0 {
+		n = 1
+	}
+	return n
 }
 
 // index records the line of every field path ("lock.ttl", "nemesis.steps.2.fault").

@@ -86,7 +86,7 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 				err = fmt.Errorf("line %d: unknown field %q (allowed: name, lock, topology, workload, nemesis, expect, allow, stuck_after)", n.Content[j].Line, key)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("variant %s: %v", name, prefixLines(err, s.File))
+				return nil, fmt.Errorf("variant %s: %v", name, prefixLines(err, s.File, n.Line))
 			}
 		}
 		if !expectSet {
