@@ -5,6 +5,7 @@
 #   make claims                          the whole catalogue -> claims.md, claims.png
 #   make bench                           acquire+release pairs/s per lock; checker, check/report and history writer benchmarks
 #   make clean                           remove what killed runs left behind
+#   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
 
 SHELL := /bin/bash
 GO ?= go
@@ -14,7 +15,7 @@ name ?= master-failover
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims bench clean vet
+.PHONY: all deps build shim image scenario test claims bench clean vet fuzz
 
 all: build
 
@@ -28,9 +29,9 @@ deps:
 	  echo "installing:$$need"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
 	fi
-	@# Debian may start the packaged services (as users redis and etcd);
-	@# lockfault runs its own nodes and leaves other runs' alone.
-	@-pkill -u redis 2>/dev/null; pkill -u etcd 2>/dev/null; true
+	@# Debian may start the packaged redis-server and etcd services. They are
+	@# left alone: lockfault runs its own nodes on ports the kernel picks (or in
+	@# containers), never 6379 or 2379, and stops only what it started.
 	$(GO) mod download
 
 build: deps shim
@@ -57,6 +58,18 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
 	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
+
+# Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
+# seed corpora (testdata/fuzz/) also run as plain tests in `make test`.
+FUZZTIME ?= 10m
+FUZZPKGS ?= ./scenarios ./checker ./worker
+fuzz:
+	@for pkg in $(FUZZPKGS); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$target ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 clean:
 	-./$(BIN) clean

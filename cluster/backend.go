@@ -24,6 +24,9 @@ type NodeSpec struct {
 	// Config is written to <datadir>/node.conf before the first start and
 	// passed as the first argument (redis-sentinel needs a writable config file).
 	Config string
+	// Password, when set, is the node's requirepass (redis only): the
+	// backend's own readiness check authenticates with it.
+	Password string
 	// ClockShim preloads the clock-offset shim (faults/clock) so the node's
 	// realtime clock can be moved through <datadir>/clock-offset.
 	ClockShim bool

@@ -48,6 +48,10 @@ const (
 	dockerStopWait   = 10 * time.Second
 	dockerStartWait  = 15 * time.Second
 	dockerCloseLimit = 60 * time.Second
+	// networkRemoveRetry bounds retrying a network removal.
+	networkRemoveRetry = 5 * time.Second
+	// dockerCreateLimit bounds creating and starting one container.
+	dockerCreateLimit = 60 * time.Second
 )
 
 // Docker runs every node in its own container, all on one bridge network
@@ -280,8 +284,16 @@ func (d *Docker) isClosed() bool {
 
 // create creates and starts a container through testcontainers. A container
 // created after Close began is removed again.
+// A cancelled ctx cuts a start short (Ctrl-C must not wait for the daemon,
+// which may take seconds per container on a loaded host); Close then
+// removes whatever was made. The request is bounded by dockerCreateLimit.
 func (d *Docker) create(ctx context.Context, req testcontainers.ContainerRequest) (testcontainers.Container, error) {
-	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, dockerCreateLimit)
+	defer cancel()
+	ctr, err := testcontainers.GenericContainer(cctx, testcontainers.GenericContainerRequest{
 		ContainerRequest: req,
 		Started:          true,
 		Logger:           tclog.NewNoopLogger(),
@@ -317,7 +329,9 @@ func (d *Docker) Close(ctx context.Context) error {
 	defer cancel()
 	var errs []error
 	if d.cli != nil && d.runID != "" {
-		// Servers before the sandboxes whose namespaces they share.
+		// Servers and the sandboxes whose namespaces they share, all at
+		// once (force removal kills first): one round of the daemon's
+		// latency rather than two, so Ctrl-C exits within 2 s.
 		var servers, sandboxes []string
 		for _, n := range nodes {
 			servers = append(servers, n.id)
@@ -338,7 +352,7 @@ func (d *Docker) Close(ctx context.Context) error {
 				servers = append(servers, c.ID)
 			}
 		}
-		errs = append(errs, removeContainers(cctx, d.cli, servers, sandboxes)...)
+		errs = append(errs, removeContainers(cctx, d.cli, append(servers, sandboxes...))...)
 		if d.netID != "" {
 			if err := removeNetwork(cctx, d.cli, d.netID); err != nil {
 				errs = append(errs, err)
@@ -733,11 +747,26 @@ func removeContainer(ctx context.Context, cli client.APIClient, id string) error
 }
 
 func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {
-	_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("docker: remove network %.12s: %w", id, err)
+	// Right after its containers are removed, the daemon may still count
+	// an endpoint of theirs (a start cut short by Ctrl-C): retry a while,
+	// at most networkRemoveRetry (a stale endpoint can outlive the daemon's
+	// own cleanup: then the error is reported).
+	ctx, cancel := context.WithTimeout(ctx, networkRemoveRetry)
+	defer cancel()
+	for {
+		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		if !strings.Contains(err.Error(), "active endpoints") {
+			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	return nil
 }
 
 // dockerName keeps the characters docker allows in container names.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,20 +38,61 @@ func NewProcess(runID string) (*Process, error) {
 	return &Process{dir: dir}, nil
 }
 
-// ownerFile, in every run directory, holds the harness's pid.
+// ownerFile, in every run directory, names the run and the harness's pid:
+// "lockfault run=<run-id> pid=<pid>\n". `simulate clean` removes only
+// directories whose name and owner file both have this form and agree.
 const ownerFile = "owner.pid"
 
-// newRunDir makes a run's temp directory and records its owner.
+// pidFile, in a node's directory, holds the pid of its server process
+// (process backend): `clean` kills only recorded pids.
+const pidFile = "node.pid"
+
+var (
+	runDirRE = regexp.MustCompile(`^` + regexp.QuoteMeta(TempPrefix) + `([A-Za-z0-9_.-]+)-[0-9]+$`)
+	ownerRE  = regexp.MustCompile(`^lockfault run=([A-Za-z0-9_.-]+) pid=([0-9]+)\n$`)
+)
+
+// newRunDir makes a run's temp directory, lockfault-<run-id>-<random>, and
+// records its owner.
 func newRunDir(runID string) (string, error) {
+	runID = dockerName(runID)
 	dir, err := os.MkdirTemp("", TempPrefix+runID+"-")
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+	owner := fmt.Sprintf("lockfault run=%s pid=%d\n", runID, os.Getpid())
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(owner), 0o644); err != nil {
 		os.RemoveAll(dir)
 		return "", err
 	}
 	return dir, nil
+}
+
+// runDirOwner returns the harness pid of a lockfault run directory, and
+// false for anything that is not one: a name or owner file not of
+// lockfault's form, or the two naming different runs.
+func runDirOwner(dir string) (int, bool) {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return 0, false
+	}
+	m := runDirRE.FindStringSubmatch(filepath.Base(dir))
+	if m == nil {
+		return 0, false
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ownerFile))
+	if err != nil {
+		return 0, false
+	}
+	o := ownerRE.FindStringSubmatch(string(data))
+	if o == nil || o[1] != m[1] {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(o[2])
+	if err != nil || pid <= 0 {
+		return 0, false
+	}
+	return pid, true
 }
 
 // ownerAlive reports whether pid (text) names a live process other than
@@ -214,9 +256,10 @@ func (n *procNode) startOnce(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
 	n.cmd, n.done = cmd, done
+	os.WriteFile(filepath.Join(n.dir, pidFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 	err = waitListening(ctx, n.Addr(), done, 10*time.Second)
 	if err == nil && n.spec.Kind != KindEtcd {
-		err = checkRedisPid(ctx, n.Addr(), cmd.Process.Pid)
+		err = checkRedisPid(ctx, n.Addr(), n.spec.Password, cmd.Process.Pid)
 	}
 	if err != nil {
 		cmd.Process.Kill()
@@ -233,14 +276,20 @@ func (n *procNode) startOnce(ctx context.Context) error {
 
 // checkRedisPid asks the server on addr for its process id and fails with
 // errPortTaken if it is not want.
-func checkRedisPid(ctx context.Context, addr string, want int) error {
+func checkRedisPid(ctx context.Context, addr, password string, want int) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := c.Write([]byte("INFO server\r\n")); err != nil {
+	req := "INFO server\r\n"
+	if password != "" {
+		// Inline commands split on spaces; the password has none (the
+		// scenario loader refuses white space and quotes in it).
+		req = "AUTH " + password + "\r\n" + req
+	}
+	if _, err := c.Write([]byte(req)); err != nil {
 		return err
 	}
 	buf := make([]byte, 0, 8192)
@@ -341,9 +390,11 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-// CleanTemp removes lockfault's temp directories whose harness is gone,
-// after killing any process still running from them; runs in progress are
-// spared. Used by `simulate clean`.
+// CleanTemp removes the run directories of lockfault harnesses that are
+// gone, after killing the node processes they recorded; runs in progress
+// are spared, and so is anything that is not a lockfault run directory (see
+// runDirOwner): an unrelated "lockfault-..." file or folder stays. Used by
+// `simulate clean`.
 func CleanTemp() (int, error) {
 	dirs, err := filepath.Glob(filepath.Join(os.TempDir(), TempPrefix+"*"))
 	if err != nil {
@@ -352,29 +403,38 @@ func CleanTemp() (int, error) {
 	var errs []error
 	removed := 0
 	for _, d := range dirs {
-		if owner, err := os.ReadFile(filepath.Join(d, ownerFile)); err == nil && ownerAlive(string(owner)) {
-			continue // a run in progress
+		pid, ok := runDirOwner(d)
+		if !ok || ownerAlive(strconv.Itoa(pid)) {
+			continue // not ours, or a run in progress
 		}
-		removed++
-		killUnder(d)
+		killRecorded(d)
 		if err := os.RemoveAll(d); err != nil {
 			errs = append(errs, err)
+			continue
 		}
+		removed++
 	}
 	return removed, errors.Join(errs...)
 }
 
-// killUnder SIGKILLs processes whose working directory is inside dir.
-func killUnder(dir string) {
-	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
-	for _, p := range procs {
-		cwd, err := os.Readlink(p)
-		if err != nil || !strings.HasPrefix(cwd, dir) {
+// killRecorded SIGKILLs the node processes whose pids a run directory
+// recorded (<node>/node.pid), if they still run from that directory (a
+// recycled pid belongs to someone else and is left alone).
+func killRecorded(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", pidFile))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
 			continue
 		}
-		pid, err := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		if err == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 1 {
+			continue
 		}
+		cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		if err != nil || (cwd != filepath.Dir(f) && !strings.HasPrefix(cwd, dir+string(filepath.Separator))) {
+			continue
+		}
+		syscall.Kill(pid, syscall.SIGKILL)
 	}
 }

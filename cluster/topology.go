@@ -42,6 +42,10 @@ type Topology struct {
 	Masters     int
 	Persistence string // none, aof-always, aof-everysec
 	ClockShim   bool
+	// Password, when set: requirepass and masterauth on every redis node,
+	// auth-pass for the monitored master on every Sentinel. The harness's
+	// own admin connections use it too.
+	Password string
 }
 
 // Member is one node with its place in the topology. Clients reach it only
@@ -80,7 +84,7 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 		if t.Masters < 1 {
 			return nil, fmt.Errorf("masters topology needs masters >= 1")
 		}
-		err = c.parallel(t.Masters, func(i int) error {
+		err = c.parallel(ctx, t.Masters, func(i int) error {
 			_, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), RoleMaster, nil)
 			return err
 		})
@@ -98,14 +102,39 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 	return c, err
 }
 
-func (c *Cluster) parallel(n int, f func(i int) error) error {
+// startParallel bounds the nodes starting at once: enough to overlap their
+// start-up, few enough that an interrupted start-up has little in flight.
+const startParallel = 4
+
+// parallel runs f(0..n-1), at most startParallel at a time; once ctx is
+// cancelled no new call begins.
+func (c *Cluster) parallel(ctx context.Context, n int, f func(i int) error) error {
 	errs := make([]error, n)
+	sem := make(chan struct{}, startParallel)
 	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			errs[i] = ctx.Err()
+			continue
+		}
+		if ctx.Err() != nil {
+			<-sem
+			errs[i] = ctx.Err()
+			continue
+		}
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = f(i) }()
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs[i] = f(i)
+		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return errors.Join(errs...)
 }
 
@@ -144,7 +173,10 @@ func (c *Cluster) startRedis(ctx context.Context, name, role string, extra []str
 	if err != nil {
 		return nil, err
 	}
-	n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindRedis, Args: append(args, extra...), ClockShim: c.Topology.ClockShim})
+	if pw := c.Topology.Password; pw != "" {
+		args = append(args, "--requirepass", pw, "--masterauth", pw)
+	}
+	n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindRedis, Args: append(args, extra...), ClockShim: c.Topology.ClockShim, Password: c.Topology.Password})
 	if err != nil {
 		return nil, err
 	}
@@ -155,33 +187,44 @@ func (c *Cluster) startRedis(ctx context.Context, name, role string, extra []str
 
 func (c *Cluster) startReplicated(ctx context.Context) error {
 	total := 1 + c.Topology.Replicas
-	// Peer proxies first: their addresses go into the nodes' config.
-	// Upstreams are placeholders until the nodes are up.
+	// The nodes first, then a peer proxy in front of each with its real
+	// upstream: changing a proxy's upstream later restarts its listener,
+	// and a node starting meanwhile could take the port.
+	err := c.parallel(ctx, total, func(i int) error {
+		role := RolePrimary
+		if i > 0 {
+			role = RoleReplica
+		}
+		_, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), role, nil)
+		return err
+	})
+	if err != nil {
+		return err
+	}
 	peers := make([]string, total)
 	for i := 0; i < total; i++ {
-		p, err := c.Net.Proxy(PeerProxy(fmt.Sprintf("n%d", i+1)), "127.0.0.1:1")
+		m := c.Member(fmt.Sprintf("n%d", i+1))
+		p, err := c.Net.Proxy(PeerProxy(m.Name), m.Node.Addr())
 		if err != nil {
 			return err
 		}
 		peers[i] = p.Listen
 	}
-	err := c.parallel(total, func(i int) error {
-		host, port, _ := net.SplitHostPort(peers[i])
-		extra := []string{"--replica-announce-ip", host, "--replica-announce-port", port}
-		role := RolePrimary
-		if i > 0 {
-			role = RoleReplica
-			ph, pp, _ := net.SplitHostPort(peers[0])
-			extra = append(extra, "--replicaof", ph, pp)
-		}
-		m, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), role, extra)
-		if err != nil {
+	ph, pp, _ := net.SplitHostPort(peers[0])
+	for i := 0; i < total; i++ {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return c.Net.SetUpstream(PeerProxy(m.Name), m.Node.Addr())
-	})
-	if err != nil {
-		return err
+		m := c.Member(fmt.Sprintf("n%d", i+1))
+		host, port, _ := net.SplitHostPort(peers[i])
+		if _, err := c.Do(ctx, m, "CONFIG", "SET", "replica-announce-ip", host, "replica-announce-port", port); err != nil {
+			return fmt.Errorf("configure %s: %w", m.Name, err)
+		}
+		if i > 0 {
+			if _, err := c.Do(ctx, m, "REPLICAOF", ph, pp); err != nil {
+				return fmt.Errorf("replicaof on %s: %w", m.Name, err)
+			}
+		}
 	}
 	if err := c.WaitReplicasSynced(ctx, 10*time.Second); err != nil {
 		return err
@@ -189,10 +232,12 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 	if c.Topology.Sentinels == 0 {
 		return nil
 	}
-	ph, pp, _ := net.SplitHostPort(peers[0])
 	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\nsentinel parallel-syncs %[1]s 1\n",
 		SentinelMaster, ph, pp, c.Topology.Sentinels/2+1)
-	err = c.parallel(c.Topology.Sentinels, func(i int) error {
+	if pw := c.Topology.Password; pw != "" {
+		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", SentinelMaster, pw)
+	}
+	err = c.parallel(ctx, c.Topology.Sentinels, func(i int) error {
 		name := fmt.Sprintf("s%d", i+1)
 		n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindSentinel, Config: conf})
 		if err != nil {
@@ -326,14 +371,19 @@ func (c *Cluster) Resolve(target string) ([]*Member, error) {
 }
 
 // redisClient opens a direct admin connection to a node (not through any
-// proxy: the harness's control path is never faulted).
-func redisClient(m *Member) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: m.Node.Addr(), DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
+// proxy: the harness's control path is never faulted), authenticated with
+// the topology's password on redis nodes (Sentinels run without one).
+func (c *Cluster) redisClient(m *Member) *redis.Client {
+	opt := &redis.Options{Addr: m.Node.Addr(), DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1}
+	if m.Role != RoleSentinel {
+		opt.Password = c.Topology.Password
+	}
+	return redis.NewClient(opt)
 }
 
 // Do runs one admin command on a node.
 func (c *Cluster) Do(ctx context.Context, m *Member, args ...any) (any, error) {
-	r := redisClient(m)
+	r := c.redisClient(m)
 	defer r.Close()
 	return r.Do(ctx, args...).Result()
 }

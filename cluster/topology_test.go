@@ -40,7 +40,7 @@ func TestReplicationThroughPeerProxy(t *testing.T) {
 	}
 	prim := redis.NewClient(&redis.Options{Addr: addrs["n1"]})
 	defer prim.Close()
-	rep := redisClient(c.Member("n2"))
+	rep := c.redisClient(c.Member("n2"))
 	defer rep.Close()
 	if err := prim.Set(ctx, "a", "1", 0).Err(); err != nil {
 		t.Fatal(err)

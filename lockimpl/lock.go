@@ -66,6 +66,10 @@ type Endpoints struct {
 	Master    string   `json:"master,omitempty"`    // Sentinel's master name
 	Masters   []string `json:"masters,omitempty"`   // independent masters (Redlock)
 	Etcd      []string `json:"etcd,omitempty"`      // etcd client URLs
+	// Password authenticates every connection to a Redis node (AUTH), as
+	// production deployments require; "" for none. Not used for Sentinels
+	// or etcd.
+	Password string `json:"password,omitempty"`
 }
 
 // Clock is the lock's idea of time. Workers substitute a skewable clock so a

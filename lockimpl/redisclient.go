@@ -19,6 +19,7 @@ func NewPrimaryClient(ep Endpoints) (redis.UniversalClient, error) {
 		}
 		return redis.NewFailoverClient(&redis.FailoverOptions{
 			MasterName:    ep.Master,
+			Password:      ep.Password,
 			SentinelAddrs: ep.Sentinels,
 			DialerRetries: 1,
 			DialTimeout:   opt.DialTimeout,
@@ -32,13 +33,20 @@ func NewPrimaryClient(ep Endpoints) (redis.UniversalClient, error) {
 		return nil, fmt.Errorf("no primary endpoint")
 	}
 	opt.Addr = ep.Primary
+	opt.Password = ep.Password
 	return redis.NewClient(opt), nil
 }
 
 // NewNodeClient connects to one node with the harness's default timeouts.
 func NewNodeClient(addr string, timeout time.Duration) *redis.Client {
+	return NewNodeClientAuth(addr, "", timeout)
+}
+
+// NewNodeClientAuth is NewNodeClient authenticating with a password.
+func NewNodeClientAuth(addr, password string, timeout time.Duration) *redis.Client {
 	opt := clientTimeouts()
 	opt.Addr = addr
+	opt.Password = password
 	if timeout > 0 {
 		opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = timeout, timeout, timeout
 	}

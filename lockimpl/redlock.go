@@ -126,7 +126,7 @@ func newRedlock(cfg Config) (Lock, error) {
 		base = r.nodeTimeout
 	}
 	for _, addr := range r.addrs {
-		r.nodes = append(r.nodes, quorumNodeClient(addr, base))
+		r.nodes = append(r.nodes, quorumNodeClient(addr, cfg.Endpoints.Password, base))
 	}
 	return r, nil
 }
@@ -136,9 +136,10 @@ func newRedlock(cfg Config) (Lock, error) {
 // deadlines from the context (the per-node timeout), and a single dial
 // attempt so a dead master fails at once with a dial error (which proves
 // the request was never sent) rather than after go-redis's dial retries.
-func quorumNodeClient(addr string, base time.Duration) *redis.Client {
+func quorumNodeClient(addr, password string, base time.Duration) *redis.Client {
 	opt := clientTimeouts()
 	opt.Addr = addr
+	opt.Password = password
 	opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout = base, base, base
 	opt.ContextTimeoutEnabled = true
 	opt.DialerRetries = 1

@@ -86,7 +86,7 @@ func newRedsync(cfg Config) (Lock, error) {
 	l := &redsyncLock{cfg: cfg}
 	var pools []redsyncredis.Pool
 	for _, addr := range cfg.Endpoints.Masters {
-		c := quorumNodeClient(addr, clientTimeouts().ReadTimeout)
+		c := quorumNodeClient(addr, cfg.Endpoints.Password, clientTimeouts().ReadTimeout)
 		l.rdbs = append(l.rdbs, c)
 		pools = append(pools, goredis.NewPool(c))
 	}

@@ -41,6 +41,9 @@ type Meta struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Error is a harness failure, if any.
 	Error string `json:"error,omitempty"`
+	// Killed: the harness died before writing report.json (SIGKILL, a
+	// crash); the report was rebuilt from the folder by check/report.
+	Killed bool `json:"killed,omitempty"`
 }
 
 // Files a report directory holds.
@@ -113,10 +116,13 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 		fmt.Fprintf(&b, "  run %s", meta.RunID)
 	}
 	b.WriteString("\n")
-	if meta.Interrupted {
+	switch {
+	case meta.Killed:
+		b.WriteString("KILLED: the harness died before it finished; the results cover only the history it recorded\n")
+	case meta.Interrupted:
 		b.WriteString("INTERRUPTED: the results cover only the part of the run before Ctrl-C\n")
 	}
-	if meta.Error != "" {
+	if meta.Error != "" && !meta.Killed {
 		fmt.Fprintf(&b, "HARNESS ERROR: %s\n", meta.Error)
 	}
 	var observed []string

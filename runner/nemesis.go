@@ -33,13 +33,7 @@ func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
 		schedule[i] = n.Steps
 	}
 	if n.Random != nil {
-		seed := n.Random.Seed
-		if r.opt.Seed != 0 {
-			seed = r.opt.Seed
-		}
-		if seed == 0 {
-			seed = time.Now().UnixNano()
-		}
+		seed := n.Random.Seed // fixed by Run before the scenario was written
 		schedule = RandomSchedule(n.Random, seed, n.Cycles)
 		r.note("seed", fmt.Sprint(seed))
 		meta.Seed, meta.Schedule = seed, nil
@@ -287,7 +281,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 		return lockimpl.Endpoints{}, err
 	}
 	info, _ := lockimpl.Lookup(r.sc.Lock.Name)
-	var ep lockimpl.Endpoints
+	ep := lockimpl.Endpoints{Password: r.sc.Topology.Password}
 	data := r.clus.DataNodes()
 	switch info.Needs {
 	case "etcd":
@@ -337,8 +331,8 @@ func RandomSchedule(rn *scenarios.Random, seed int64, cycles int) [][]scenarios.
 		for i := 0; i < rounds; i++ {
 			gap := time.Duration(float64(rn.Interval.D()) * (0.5 + rng.Float64()))
 			gap = gap.Round(time.Millisecond)
-			out[c] = append(out[c], scenarios.Step{Sleep: scenarios.Duration(gap)})
-			st := scenarios.Step{Fault: rn.Faults[rng.IntN(len(rn.Faults))], For: rn.For}
+			out[c] = append(out[c], scenarios.Step{Sleep: scenarios.Duration(gap), Line: rn.Line})
+			st := scenarios.Step{Fault: rn.Faults[rng.IntN(len(rn.Faults))], For: rn.For, Line: rn.Line}
 			if len(rn.Targets) > 0 {
 				st.Target = rn.Targets[rng.IntN(len(rn.Targets))]
 			}

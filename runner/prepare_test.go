@@ -30,7 +30,7 @@ expect: [safe]
 		{"{fault: pause-client, target: c3}", `target "c3" is not allowed for pause-client`},
 		{"{fault: kill, target: n1, params: {colour: red}}", `fault kill has no param "colour" (allowed: restart)`},
 		{"{fault: sentinel-failover, target: n1}", "takes no target"},
-		{"{fault: teleport, target: n1}", `unknown fault "teleport"`},
+		{"{fault: teleport, target: n1}", `bad.yaml:7: nemesis.steps.0.fault: unknown fault "teleport"`},
 		{"{await: grant, by: c9}", `nemesis.steps.0.by: "c9" is not a client`},
 	}
 	dir := t.TempDir()

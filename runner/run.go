@@ -34,6 +34,9 @@ type Options struct {
 	Variant    string // run this variant of the scenario
 	Cycles     int    // override the number of cycles
 	Seed       int64  // random nemesis seed override (0: the scenario's, or time)
+	// RunID names the run (default: a new NewRunID); the caller may print
+	// it, and the report folder (ReportDir), before the run starts.
+	RunID string
 	// WorkerCommand starts a worker (default: this executable, which must
 	// call worker.Main when worker.IsWorker()).
 	WorkerCommand []string
@@ -76,6 +79,7 @@ type run struct {
 	res       *resource.Server
 	clus      *cluster.Cluster
 	workerLog *os.File
+	info      RunInfo
 
 	mu       sync.Mutex
 	procs    map[string]*proc
@@ -106,6 +110,9 @@ func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
 // nothing is started.
 func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, error) {
 	var err error
+	if opt.Cycles < 0 || opt.Cycles > scenarios.MaxCycles {
+		return nil, fmt.Errorf("-cycles %d: want 1 to %d", opt.Cycles, scenarios.MaxCycles)
+	}
 	variant := opt.Variant
 	if variant == "" && opt.Lock != "" {
 		for _, v := range sc.VariantNames()[1:] {
@@ -124,6 +131,13 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 	if opt.Cycles > 0 {
 		sc.Nemesis.Cycles = opt.Cycles
 	}
+	// The overrides may break a bound (the run's total length): check again.
+	if d := sc.ScheduledTime(); opt.Cycles > 0 && d > scenarios.MaxRunTime {
+		return nil, fmt.Errorf("-cycles %d: %s's schedule would take up to %v (allowed: at most %v in all)", opt.Cycles, sc.Name, d.Round(time.Second), scenarios.MaxRunTime)
+	}
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
 	info, ok := lockimpl.Lookup(sc.Lock.Name)
 	if !ok {
 		return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
@@ -133,6 +147,9 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 	}
 	for i, st := range sc.Nemesis.Steps {
 		if st.Fault != "" {
+			if _, _, err := faults.Get(st.Fault); err != nil {
+				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.fault", i), "%v", err)
+			}
 			if err := faults.Check(st.Fault, st.Params); err != nil {
 				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.params", i), "%v", err)
 			}
@@ -147,12 +164,21 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 		}
 	}
 	if r := sc.Nemesis.Random; r != nil {
+		// Every fault with every target it may draw: a random schedule
+		// fails here, at its line, not after the cluster has started.
+		targets := r.Targets
+		if len(targets) == 0 {
+			targets = []string{""}
+		}
 		for i, f := range r.Faults {
 			if err := faults.Check(f, nil); err != nil {
 				return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
 			}
-			for j, tg := range r.Targets {
+			for j, tg := range targets {
 				if err := checkTarget(sc, f, tg); err != nil {
+					if len(r.Targets) == 0 {
+						return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
+					}
 					return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.targets.%d", j), "%v", err)
 				}
 			}
@@ -171,6 +197,15 @@ func needsFit(needs, topo string) error {
 	return nil
 }
 
+// ReportDir is the report folder of a run: <reports>/<scenario>/<run-id>.
+func ReportDir(opt Options, sc *scenarios.Scenario, runID string) string {
+	dir := opt.ReportsDir
+	if dir == "" {
+		dir = "reports"
+	}
+	return filepath.Join(dir, sc.Name, runID)
+}
+
 // NewRunID returns a sortable unique run id.
 func NewRunID() string {
 	var b [3]byte
@@ -187,20 +222,50 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
-	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
+	if opt.RunID == "" {
+		opt.RunID = NewRunID()
+	}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
+	r.dir = ReportDir(opt, sc, r.id)
+	if rn := sc.Nemesis.Random; rn != nil {
+		// The seed is fixed now, so the scenario written below is the
+		// schedule as run.
+		seed := rn.Seed
+		if opt.Seed != 0 {
+			seed = opt.Seed
+		}
+		if seed == 0 {
+			seed = time.Now().UnixNano()
+		}
+		c := *rn
+		c.Seed = seed
+		scCopy := *sc // the caller's scenario stays as it was
+		scCopy.Nemesis.Random = &c
+		sc = &scCopy
+		r.sc = sc
+	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	info := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: sc.Lock.Name, Source: sc.File,
+		Backend: opt.Backend, Cycles: sc.Nemesis.Cycles, Started: started, Pid: os.Getpid()}
+	if sc.Nemesis.Random != nil {
+		info.Seed = sc.Nemesis.Random.Seed
+	}
+	if err := writeRunFiles(r.dir, sc, info); err != nil {
 		return nil, err
 	}
 	if r.hist, err = history.Create(filepath.Join(r.dir, "history.jsonl")); err != nil {
 		return nil, err
 	}
 	if r.workerLog, err = os.Create(filepath.Join(r.dir, "workers.log")); err != nil {
+		r.hist.Close()
 		return nil, err
 	}
-	started := time.Now()
 	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
+	r.info = info
 
 	runErr := r.execute(ctx, &meta)
 	// Everything below runs whatever happened above.
@@ -257,13 +322,19 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	}
 	meta.Backend = backend.Name()
 	r.note("setup", "backend "+backend.Name())
+	r.info.Backend = backend.Name()
+	if err := writeRunInfo(r.dir, r.info); err != nil {
+		backend.Close(context.Background())
+		return err
+	}
 	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
 	if err != nil {
 		backend.Close(context.Background())
 		return err
 	}
 	topo := cluster.Topology{Kind: r.sc.Topology.Kind, Replicas: r.sc.Topology.Replicas, Sentinels: r.sc.Topology.Sentinels,
-		Masters: r.sc.Topology.Masters, Persistence: r.sc.Topology.Persistence, ClockShim: r.needsShim()}
+		Masters: r.sc.Topology.Masters, Persistence: r.sc.Topology.Persistence, ClockShim: r.needsShim(),
+		Password: r.sc.Topology.Password}
 	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
 	r.clus, err = cluster.Start(ctx, backend, nw, topo)
 	if err != nil {

@@ -8,8 +8,10 @@ import (
 	"bytes"
 	"embed"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -35,16 +37,19 @@ type Scenario struct {
 	StuckAfter Duration `yaml:"stuck_after"`
 	// Variants run the same schedule against other locks (or settings):
 	// each overrides only the sections it names. The catalogue runs them all.
-	Variants []yaml.Node `yaml:"variants"`
+	Variants []yaml.Node `yaml:"variants,omitempty"`
 	// Variant is the name of the variant this scenario was built as ("" for the base).
 	Variant string `yaml:"-"`
 	// Compare names a workload measurement the catalogue compares across
 	// variants (C15): acquire-success-rate or mean-acquire.
-	Compare string `yaml:"compare"`
+	Compare string `yaml:"compare,omitempty"`
 
 	File string         `yaml:"-"`
 	node *yaml.Node     `yaml:"-"`
 	line map[string]int `yaml:"-"`
+	// prefix is the path of the variant this scenario was built as
+	// ("variants.2."): its errors point into the variant first.
+	prefix string
 }
 
 // Topology of the nodes.
@@ -54,6 +59,10 @@ type Topology struct {
 	Sentinels   int    `yaml:"sentinels"`
 	Masters     int    `yaml:"masters"`
 	Persistence string `yaml:"persistence"` // none, aof-always, aof-everysec
+	// Password, when set, is required by every Redis node (requirepass,
+	// masterauth) and Sentinel (requirepass, auth-pass) and handed to every
+	// lock through its endpoints. Not for etcd.
+	Password string `yaml:"password,omitempty"`
 }
 
 // Lock under test.
@@ -83,10 +92,10 @@ type Workload struct {
 // Nemesis is the fault schedule.
 type Nemesis struct {
 	Cycles   int      `yaml:"cycles"`
-	Warmup   Duration `yaml:"warmup"`   // before the first cycle
-	Cooldown Duration `yaml:"cooldown"` // after each cycle
-	Steps    []Step   `yaml:"steps"`    // one cycle
-	Random   *Random  `yaml:"random"`   // or a random schedule
+	Warmup   Duration `yaml:"warmup"`           // before the first cycle
+	Cooldown Duration `yaml:"cooldown"`         // after each cycle
+	Steps    []Step   `yaml:"steps"`            // one cycle
+	Random   *Random  `yaml:"random,omitempty"` // or a random schedule
 }
 
 // Random describes a seeded random nemesis.
@@ -97,6 +106,9 @@ type Random struct {
 	For      Duration `yaml:"for"`       // how long each fault lasts
 	PerCycle int      `yaml:"per_cycle"` // faults per cycle (default 3)
 	Seed     int64    `yaml:"seed"`
+
+	// Line is the line of the random section: generated steps carry it.
+	Line int `yaml:"-"`
 }
 
 // Step is one action of a cycle. Exactly one of Fault, Heal, Sleep, Await,
@@ -134,7 +146,7 @@ func (s *Step) UnmarshalYAML(n *yaml.Node) error {
 	}
 	type plain Step
 	var p plain
-	if err := decodeStrict(n, &p); err != nil {
+	if err := n.Decode(&p); err != nil {
 		return err
 	}
 	p.Line = n.Line
@@ -189,40 +201,21 @@ type Duration time.Duration
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// UnmarshalYAML parses a Go duration string.
+// UnmarshalYAML parses a Go duration string (see parseDuration).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: want a duration such as 500ms or 2s", n.Line)
 	}
-	if n.Value == "0" {
-		*d = 0
-		return nil
-	}
-	v, err := time.ParseDuration(n.Value)
+	v, err := parseDuration(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (want e.g. 500ms, 2s, 1m)", n.Line, n.Value)
-	}
-	if v < 0 {
-		return fmt.Errorf("line %d: duration %q must not be negative", n.Line, n.Value)
+		return fmt.Errorf("line %d: %v", n.Line, err)
 	}
 	*d = Duration(v)
 	return nil
 }
 
-func decodeStrict(n *yaml.Node, v any) error {
-	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(n); err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(&buf)
-	dec.KnownFields(true)
-	if err := dec.Decode(v); err != nil {
-		// Re-encoding renumbers lines from 1: shift them back.
-		return shiftLines(err, n.Line-1)
-	}
-	return nil
-}
+// MarshalYAML writes the duration as text ("1.5s").
+func (d Duration) MarshalYAML() (any, error) { return d.D().String(), nil }
 
 // Load reads a scenario from a file path, or a built-in one by name.
 func Load(nameOrPath string) (*Scenario, error) {
@@ -251,23 +244,42 @@ func Names() []string {
 	return out
 }
 
-// Parse decodes and validates a scenario; file names it in errors.
+// Parse decodes and validates a scenario; file names it in errors. It
+// accepts exactly one YAML document whose fields all exist and have the
+// right form; every error reads file:line: field.path: what is wrong.
 func Parse(file string, data []byte) (*Scenario, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	if len(root.Content) == 0 {
-		return nil, fmt.Errorf("%s: empty scenario", file)
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s: the file is %d bytes (allowed: at most %d)", file, len(data), MaxFileSize)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
+	var root yaml.Node
+	if err := dec.Decode(&root); err != nil {
+		if err == io.EOF {
+			return nil, fmt.Errorf("%s:1: empty scenario (allowed: one YAML mapping with name, topology, lock, workload, nemesis, expect)", file)
+		}
+		return nil, prefixLines(err, file, lastLine(data))
+	}
+	var second yaml.Node
+	if err := dec.Decode(&second); err != io.EOF {
+		line := second.Line
+		if err != nil {
+			return nil, prefixLines(err, file, lastLine(data))
+		}
+		return nil, fmt.Errorf("%s:%d: a second YAML document (allowed: one scenario per file)", file, line)
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%s:1: empty scenario (allowed: one YAML mapping with name, topology, lock, workload, nemesis, expect)", file)
+	}
+	top := root.Content[0]
+	if err := checkShape(file, top, reflect.TypeOf(Scenario{}), ""); err != nil {
+		return nil, err
+	}
 	s := &Scenario{}
-	if err := dec.Decode(s); err != nil {
-		return nil, fmt.Errorf("%s: %v", file, prefixLines(err, file))
+	if err := top.Decode(s); err != nil {
+		return nil, prefixLines(err, file, lastLine(data))
 	}
 	s.File = file
-	s.node = root.Content[0]
+	s.node = top
 	s.line = map[string]int{}
 	index(s.node, "", s.line)
 	if err := s.Validate(); err != nil {
@@ -276,7 +288,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	seen := map[string]bool{}
 	for i, name := range s.VariantNames()[1:] {
 		if name == "" || seen[name] {
-			return nil, s.ErrAt(fmt.Sprintf("variants.%d", i), "every variant needs a unique name")
+			return nil, s.ErrAt(fmt.Sprintf("variants.%d.name", i), "every variant needs a unique name")
 		}
 		seen[name] = true
 		if _, err := s.WithVariant(name); err != nil {
@@ -284,6 +296,18 @@ func Parse(file string, data []byte) (*Scenario, error) {
 		}
 	}
 	return s, nil
+}
+
+// lastLine is the number of the file's last line.
+func lastLine(data []byte) int {
+	n := bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		n++
+	}
+	if n == 0 {
+		n = 1
+	}
+	return n
 }
 
 // index records the line of every field path ("lock.ttl", "nemesis.steps.2.fault").
@@ -311,8 +335,14 @@ func join(a, b string) string {
 	return a + "." + b
 }
 
-// errAt formats an error at the line of a field path (or its nearest parent).
+// errAt formats an error at the line of a field path (or its nearest
+// parent); a variant's own fields come first.
 func (s *Scenario) errAt(path, format string, args ...any) error {
+	if s.prefix != "" {
+		if _, ok := s.line[s.prefix+path]; ok {
+			path = s.prefix + path
+		}
+	}
 	p := path
 	for {
 		if l, ok := s.line[p]; ok {
@@ -320,6 +350,10 @@ func (s *Scenario) errAt(path, format string, args ...any) error {
 		}
 		i := strings.LastIndex(p, ".")
 		if i < 0 {
+			// A field missing with its whole section: the document's line.
+			if s.node != nil {
+				return fmt.Errorf("%s:%d: %s: %s", s.File, s.node.Line, path, fmt.Sprintf(format, args...))
+			}
 			return fmt.Errorf("%s: %s: %s", s.File, path, fmt.Sprintf(format, args...))
 		}
 		p = p[:i]

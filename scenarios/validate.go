@@ -8,50 +8,60 @@ import (
 	"github.com/lockfault/lockfault/checker"
 )
 
-// Validate checks the scenario's structure and fills defaults. Names of
-// locks and faults are checked by the runner against their registries
-// (through ErrAt), since this package does not know them.
+// Bounds on every count and duration of a scenario (and of the command
+// line's overrides): a value outside them is refused before anything starts,
+// with the bound in the message.
+const (
+	MaxClients = 64
+	// Topology sizes are bounded so that an interrupted start-up, with
+	// everything removed, fits in 2 s on a loaded 2-core host with Docker.
+	MaxReplicas  = 2
+	MaxSentinels = 3
+	MaxMasters   = 7
+	MaxCycles    = 1000
+	MaxSteps     = 100 // steps of one cycle
+	MaxPerCycle  = 20  // faults per cycle of a random nemesis
+	MaxReentry   = 16
+	// MaxDuration bounds every single duration (ttl, wait, hold, think,
+	// sleep, for, within, warmup, cooldown, interval, stuck_after, ...).
+	MaxDuration = 10 * time.Minute
+	// MaxRunTime bounds the scheduled length of a whole run: warmup plus
+	// every cycle's sleeps, fault durations, await timeouts and cooldown.
+	MaxRunTime = 24 * time.Hour
+	// MaxFileSize bounds a scenario file.
+	MaxFileSize = 1 << 20
+	// MaxPasswordLen bounds topology.password.
+	MaxPasswordLen = 128
+)
+
+// Validate checks the scenario's structure and bounds and fills defaults.
+// Names of locks and faults are checked by the runner against their
+// registries (through ErrAt), since this package does not know them.
 func (s *Scenario) Validate() error {
 	if s.Name == "" {
 		return s.ErrAt("name", "missing; give the scenario a name")
 	}
-	t := &s.Topology
-	switch t.Kind {
-	case "standalone":
-	case "replicated":
-		if t.Replicas < 1 {
-			return s.ErrAt("topology.replicas", "a replicated topology needs replicas >= 1, got %d", t.Replicas)
-		}
-		if t.Sentinels != 0 && (t.Sentinels < 3 || t.Sentinels%2 == 0) {
-			return s.ErrAt("topology.sentinels", "use 0, or an odd number >= 3, got %d", t.Sentinels)
-		}
-	case "masters":
-		if t.Masters < 1 || t.Masters > 15 {
-			return s.ErrAt("topology.masters", "want 1 to 15 independent masters, got %d", t.Masters)
-		}
-	case "etcd":
-	case "":
-		return s.ErrAt("topology.kind", "missing (allowed: standalone, replicated, masters, etcd)")
-	default:
-		return s.ErrAt("topology.kind", "%q is not allowed (allowed: standalone, replicated, masters, etcd)", t.Kind)
+	if strings.ContainsAny(s.Name, "/\\ \t\n") || s.Name == "." || s.Name == ".." {
+		return s.ErrAt("name", "%q: must be one word without slashes (it names the report folder)", s.Name)
 	}
-	switch t.Persistence {
-	case "", "none", "aof-always", "aof-everysec":
-	default:
-		return s.ErrAt("topology.persistence", "%q is not allowed (allowed: none, aof-always, aof-everysec)", t.Persistence)
+	if err := s.validateTopology(); err != nil {
+		return err
 	}
 	if s.Lock.Name == "" {
 		return s.ErrAt("lock.name", "missing; name a lock (see `simulate list`)")
 	}
-	if s.Lock.TTL.D() <= 0 {
-		return s.ErrAt("lock.ttl", "missing; the lease time, e.g. 2s")
+	if s.Lock.TTL.D() < time.Millisecond {
+		return s.ErrAt("lock.ttl", "missing or below 1ms; the lease time, e.g. 2s (allowed: 1ms to %v)", MaxDuration)
 	}
 	if s.Lock.Wait == 0 {
 		s.Lock.Wait = s.Lock.TTL
 	}
 	w := &s.Workload
-	if w.Clients < 1 || w.Clients > 64 {
-		return s.ErrAt("workload.clients", "want 1 to 64 clients, got %d", w.Clients)
+	if w.Clients == 0 && s.lineOf("workload.clients") == 0 {
+		return s.ErrAt("workload.clients", "missing; how many clients contend (allowed: 1 to %d)", MaxClients)
+	}
+	if w.Clients < 1 || w.Clients > MaxClients {
+		return s.ErrAt("workload.clients", "want 1 to %d clients, got %d", MaxClients, w.Clients)
 	}
 	if w.Resource == "" {
 		w.Resource = "order"
@@ -59,21 +69,30 @@ func (s *Scenario) Validate() error {
 	if strings.ContainsAny(w.Resource, " \t\n") {
 		return s.ErrAt("workload.resource", "must not contain white space")
 	}
-	if w.Reentry < 0 || w.Reentry > 16 {
-		return s.ErrAt("workload.reentry", "want 0 to 16 acquires per round, got %d", w.Reentry)
+	if w.Reentry < 0 || w.Reentry > MaxReentry {
+		return s.ErrAt("workload.reentry", "want 0 to %d acquires per round, got %d", MaxReentry, w.Reentry)
 	}
 	if w.Reentry == 0 {
 		w.Reentry = 1
 	}
 	n := &s.Nemesis
-	if n.Cycles < 0 || n.Cycles > 1000 {
-		return s.ErrAt("nemesis.cycles", "want 0 to 1000, got %d", n.Cycles)
+	if n.Cycles < 0 || n.Cycles > MaxCycles {
+		return s.ErrAt("nemesis.cycles", "want 1 to %d, got %d", MaxCycles, n.Cycles)
 	}
 	if n.Cycles == 0 {
 		n.Cycles = 1
 	}
 	if n.Random != nil && len(n.Steps) > 0 {
 		return s.ErrAt("nemesis.random", "give either steps or random, not both")
+	}
+	if n.Random == nil && len(n.Steps) == 0 {
+		if s.lineOf("nemesis.steps") > 0 {
+			return s.ErrAt("nemesis.steps", "an empty list (allowed: 1 to %d steps, e.g. `- {sleep: 3s}` for a run without faults)", MaxSteps)
+		}
+		return s.ErrAt("nemesis", "no steps and no random schedule (allowed: steps with 1 to %d steps, or random)", MaxSteps)
+	}
+	if len(n.Steps) > MaxSteps {
+		return s.ErrAt("nemesis.steps", "%d steps in a cycle (allowed: 1 to %d)", len(n.Steps), MaxSteps)
 	}
 	for i := range n.Steps {
 		if err := s.validateStep(i); err != nil {
@@ -85,11 +104,23 @@ func (s *Scenario) Validate() error {
 			return s.ErrAt("nemesis.random.faults", "list the faults to choose from")
 		}
 		if r.Interval.D() <= 0 {
-			return s.ErrAt("nemesis.random.interval", "missing; mean time between faults, e.g. 2s")
+			return s.ErrAt("nemesis.random.interval", "missing; mean time between faults, e.g. 2s (allowed: 1ms to %v)", MaxDuration)
 		}
 		if r.For.D() <= 0 {
-			return s.ErrAt("nemesis.random.for", "missing; how long each fault lasts, e.g. 1s")
+			return s.ErrAt("nemesis.random.for", "missing; how long each fault lasts, e.g. 1s (allowed: 1ms to %v)", MaxDuration)
 		}
+		if r.PerCycle < 0 || r.PerCycle > MaxPerCycle {
+			return s.ErrAt("nemesis.random.per_cycle", "want 1 to %d faults per cycle (or leave it out for 3), got %d", MaxPerCycle, r.PerCycle)
+		}
+		if r.PerCycle == 0 {
+			r.PerCycle = 3
+		}
+		if r.Line == 0 {
+			r.Line = s.lineOf("nemesis.random")
+		}
+	}
+	if d := s.ScheduledTime(); d > MaxRunTime {
+		return s.ErrAt("nemesis.cycles", "%d cycles of this schedule take up to %v (allowed: at most %v in all)", n.Cycles, d.Round(time.Second), MaxRunTime)
 	}
 	if len(s.Expect) == 0 {
 		return s.ErrAt("expect", "missing; the verdict this scenario expects (%s)", strings.Join(checker.Classes, ", "))
@@ -101,10 +132,84 @@ func (s *Scenario) Validate() error {
 	}
 	for i, c := range s.Allow {
 		if err := checker.ValidClass(c); err != nil || c == checker.ClassSafe {
-			return s.ErrAt(fmt.Sprintf("allow.%d", i), "%q: allow lists extra classes tolerated (%s)", c, "overlap, corruption, fenced, stuck")
+			var allowed []string
+			for _, k := range checker.Classes {
+				if k != checker.ClassSafe {
+					allowed = append(allowed, k)
+				}
+			}
+			return s.ErrAt(fmt.Sprintf("allow.%d", i), "%q: allow lists extra classes tolerated (allowed: %s)", c, strings.Join(allowed, ", "))
 		}
 	}
 	return nil
+}
+
+func (s *Scenario) validateTopology() error {
+	t := &s.Topology
+	kinds := "standalone, replicated, masters, etcd"
+	notHere := func(field string) error {
+		return s.ErrAt("topology."+field, "does not apply to a %s topology (allowed for %s: %s)", t.Kind, t.Kind, strings.Join(topologyFields(t.Kind), ", "))
+	}
+	switch t.Kind {
+	case "standalone", "etcd":
+	case "replicated":
+		if t.Replicas < 1 || t.Replicas > MaxReplicas {
+			return s.ErrAt("topology.replicas", "want 1 to %d replicas, got %d", MaxReplicas, t.Replicas)
+		}
+		if t.Sentinels != 0 && (t.Sentinels < 3 || t.Sentinels%2 == 0 || t.Sentinels > MaxSentinels) {
+			return s.ErrAt("topology.sentinels", "want 0 or 3 (an odd number from 3 to %d), got %d", MaxSentinels, t.Sentinels)
+		}
+	case "masters":
+		if t.Masters < 1 || t.Masters > MaxMasters {
+			return s.ErrAt("topology.masters", "want 1 to %d independent masters, got %d", MaxMasters, t.Masters)
+		}
+	case "":
+		return s.ErrAt("topology.kind", "missing (allowed: %s)", kinds)
+	default:
+		return s.ErrAt("topology.kind", "%q is not allowed (allowed: %s)", t.Kind, kinds)
+	}
+	if t.Kind != "replicated" && t.Replicas != 0 {
+		return notHere("replicas")
+	}
+	if t.Kind != "replicated" && t.Sentinels != 0 {
+		return notHere("sentinels")
+	}
+	if t.Kind != "masters" && t.Masters != 0 {
+		return notHere("masters")
+	}
+	if t.Kind == "etcd" && t.Persistence != "" {
+		return notHere("persistence")
+	}
+	if t.Kind == "etcd" && t.Password != "" {
+		return s.ErrAt("topology.password", "etcd nodes run without a password here (allowed for etcd: %s)", strings.Join(topologyFields(t.Kind), ", "))
+	}
+	switch t.Persistence {
+	case "", "none", "aof-always", "aof-everysec":
+	default:
+		return s.ErrAt("topology.persistence", "%q is not allowed (allowed: none, aof-always, aof-everysec)", t.Persistence)
+	}
+	if len(t.Password) > MaxPasswordLen {
+		return s.ErrAt("topology.password", "%d characters (allowed: 1 to %d)", len(t.Password), MaxPasswordLen)
+	}
+	for _, c := range t.Password {
+		if c <= ' ' || c == '"' || c == '\'' || c == '\\' || c > '~' {
+			return s.ErrAt("topology.password", "contains white space, a quote, a backslash or a non-ASCII character (allowed: printable ASCII without those)")
+		}
+	}
+	return nil
+}
+
+// topologyFields lists the topology fields that apply to a kind.
+func topologyFields(kind string) []string {
+	switch kind {
+	case "replicated":
+		return []string{"kind", "replicas", "sentinels", "persistence", "password"}
+	case "masters":
+		return []string{"kind", "masters", "persistence", "password"}
+	case "etcd":
+		return []string{"kind"}
+	}
+	return []string{"kind", "persistence", "password"}
 }
 
 func (s *Scenario) validateStep(i int) error {
@@ -135,8 +240,31 @@ func (s *Scenario) validateStep(i int) error {
 	if st.By != "" && st.Await == "" {
 		return s.ErrAt(path+".by", "by goes with await only")
 	}
+	if st.Within > 0 && st.Await == "" {
+		return s.ErrAt(path+".within", "within goes with await only")
+	}
 	if st.Fault == "" && (st.Target != "" || st.For > 0 || len(st.Params) > 0) {
 		return s.ErrAt(path, "target, for and params go with fault only")
+	}
+	if st.Heal != "" && st.Heal != "all" {
+		// A heal names a fault injected by an earlier step of the cycle
+		// that is still active (no `for`): anything else heals nothing.
+		var open []string
+		for _, p := range s.Nemesis.Steps[:i] {
+			if p.Fault != "" && p.For == 0 {
+				open = append(open, p.Fault)
+			}
+			if p.Heal == "all" {
+				open = nil
+			}
+		}
+		found := false
+		for _, f := range open {
+			found = found || f == st.Heal
+		}
+		if !found {
+			return s.ErrAt(path+".heal", "%q heals nothing: no earlier step of this cycle injects it without `for` (allowed: all%s)", st.Heal, prefixEach(", ", open))
+		}
 	}
 	if st.Await != "" {
 		switch st.Await {
@@ -149,6 +277,57 @@ func (s *Scenario) validateStep(i int) error {
 		}
 	}
 	return nil
+}
+
+func prefixEach(sep string, xs []string) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if !seen[x] {
+			b.WriteString(sep + x)
+			seen[x] = true
+		}
+	}
+	return b.String()
+}
+
+// ScheduledTime is the longest the nemesis can take by its schedule: the
+// warmup, then per cycle every sleep, fault duration and await timeout plus
+// the cooldown (a random nemesis: per_cycle times 1.5 intervals plus `for`).
+func (s *Scenario) ScheduledTime() time.Duration {
+	n := s.Nemesis
+	var cycle time.Duration
+	for _, st := range n.Steps {
+		cycle += st.Sleep.D() + st.For.D()
+		if st.Await != "" {
+			w := st.Within.D()
+			if w == 0 {
+				w = 30 * time.Second
+			}
+			cycle += w
+		}
+	}
+	if r := n.Random; r != nil {
+		k := r.PerCycle
+		if k <= 0 {
+			k = 3
+		}
+		cycle += time.Duration(k) * (r.Interval.D()*3/2 + r.For.D())
+	}
+	cycle += n.Cooldown.D()
+	cycles := n.Cycles
+	if cycles < 1 {
+		cycles = 1
+	}
+	return n.Warmup.D() + time.Duration(cycles)*cycle
+}
+
+// lineOf is the line of a field path (a variant's own first), 0 if absent.
+func (s *Scenario) lineOf(path string) int {
+	if l, ok := s.line[s.prefix+path]; ok && s.prefix != "" {
+		return l
+	}
+	return s.line[path]
 }
 
 // ErrAt formats an error naming the file, the line of a field (given as a

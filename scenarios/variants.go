@@ -22,12 +22,13 @@ func (s *Scenario) VariantNames() []string {
 	return out
 }
 
-// WithVariant returns the scenario as the named variant: a copy of the base
+// WithVariant returns a copy of the scenario as the named variant ("": the
+// base): a copy of the base
 // with the variant's sections (lock, topology, workload, nemesis, expect,
 // allow, stuck_after) decoded on top, so it overrides only what it names.
 func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 	if name == "" {
-		return s, nil
+		return s.clone(), nil
 	}
 	for i := range s.Variants {
 		n := &s.Variants[i]
@@ -37,6 +38,7 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 		}
 		v := s.clone()
 		v.Variant = name
+		v.prefix = fmt.Sprintf("variants.%d.", i)
 		v.Expect, v.Allow = nil, nil
 		expectSet := false
 		for j := 0; j+1 < len(n.Content); j += 2 {
@@ -54,11 +56,25 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 				}
 				err = val.Decode(&v.Lock)
 			case "topology":
+				// Another kind starts from an empty topology: the base's
+				// replicas or masters do not apply to it.
+				var k struct {
+					Kind string `yaml:"kind"`
+				}
+				if val.Decode(&k); k.Kind != "" && k.Kind != v.Topology.Kind {
+					v.Topology = Topology{Password: v.Topology.Password}
+					if k.Kind == "etcd" {
+						v.Topology.Password = ""
+					}
+				}
 				err = val.Decode(&v.Topology)
 			case "workload":
 				err = val.Decode(&v.Workload)
 			case "nemesis":
 				err = val.Decode(&v.Nemesis)
+				if v.Nemesis.Random != nil && hasKey(val, "random") {
+					v.Nemesis.Random.Line = 0
+				}
 			case "expect":
 				err = val.Decode(&v.Expect)
 				expectSet = true
@@ -70,7 +86,7 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 				err = fmt.Errorf("line %d: unknown field %q (allowed: name, lock, topology, workload, nemesis, expect, allow, stuck_after)", n.Content[j].Line, key)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("%s: variant %s: %v", s.File, name, err)
+				return nil, fmt.Errorf("variant %s: %v", name, prefixLines(err, s.File, n.Line))
 			}
 		}
 		if !expectSet {
@@ -93,6 +109,12 @@ func (s *Scenario) clone() *Scenario {
 		c.Lock.Options[k] = v
 	}
 	c.Nemesis.Steps = append([]Step(nil), s.Nemesis.Steps...)
+	if s.Nemesis.Random != nil {
+		r := *s.Nemesis.Random
+		r.Faults = append([]string(nil), r.Faults...)
+		r.Targets = append([]string(nil), r.Targets...)
+		c.Nemesis.Random = &r
+	}
 	c.Expect = append([]string(nil), s.Expect...)
 	c.Allow = append([]string(nil), s.Allow...)
 	return &c

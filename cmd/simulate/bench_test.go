@@ -62,14 +62,6 @@ func benchFolder(b *testing.B) (bin, dir string) {
 	return benchBin, benchDir
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if benchBin != "" {
-		os.RemoveAll(filepath.Dir(benchBin))
-	}
-	os.Exit(code)
-}
-
 // TestWriteBenchHistory is the benchmarks' helper process (it does nothing
 // in a normal test run).
 func TestWriteBenchHistory(t *testing.T) {

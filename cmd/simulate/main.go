@@ -83,7 +83,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
 	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
-	quiet := fs.Bool("q", false, "print only the summary")
+	quiet := fs.Bool("q", false, "print only the run line and the summary")
 	// Flags may come before or after the scenario name.
 	var pos []string
 	rest := args
@@ -107,11 +107,26 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate run: -backend %q is not allowed (allowed: docker, process, auto)\n", opt.Backend)
 		return 2
 	}
+	cyclesSet := false
+	fs.Visit(func(f *flag.Flag) { cyclesSet = cyclesSet || f.Name == "cycles" })
+	if cyclesSet && (opt.Cycles < 1 || opt.Cycles > scenarios.MaxCycles) {
+		fmt.Fprintf(stderr, "simulate run: -cycles %d: want 1 to %d\n", opt.Cycles, scenarios.MaxCycles)
+		return 2
+	}
 	sc, err := runner.Prepare(pos[0], opt)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if opt.Lock != "" && opt.Variant == "" {
+		if sc.Variant != "" {
+			fmt.Fprintf(stdout, "-lock %s selects variant %q of %s: its schedule and expectation apply, not the base's\n", opt.Lock, sc.Variant, sc.Name)
+		} else {
+			fmt.Fprintf(stdout, "-lock %s: no variant of %s uses it: the base schedule and expectation apply, with lock %s\n", opt.Lock, sc.Name, opt.Lock)
+		}
+	}
+	opt.RunID = runner.NewRunID()
+	fmt.Fprintf(stdout, "run %s  report folder %s\n", opt.RunID, runner.ReportDir(opt, sc, opt.RunID))
 	if !*quiet {
 		opt.Log = stderr
 	}
@@ -163,20 +178,27 @@ func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	meta, err := readMeta(dir)
+	meta, sc, err := readMeta(dir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	sc, err := scenarios.Load(meta.Scenario)
 	opts := checker.Options{LinearizabilityTimeout: *linTimeout}
-	if err == nil {
+	if sc != nil {
 		opts.StuckAfter = sc.StuckAfter.D()
 	}
 	res := checker.Check(events, opts)
 	meta.Matched, meta.Why = checker.Match(res.Observed, meta.Expect, meta.Allow)
-	if meta.Error != "" {
+	switch {
+	case meta.Killed:
 		meta.Matched = false
+		meta.Why = "the run did not finish: " + meta.Error
+	case strings.HasPrefix(meta.Error, notFinished):
+		meta.Matched = false
+		meta.Why = meta.Error
+	case meta.Error != "":
+		meta.Matched = false
+		meta.Why = "the harness failed: " + meta.Error
 	}
 	if which == "report" {
 		if err := reports.Write(dir, meta, events, res); err != nil {
@@ -235,28 +257,54 @@ func cmdClean(stdout, stderr io.Writer) int {
 	return 0
 }
 
-// readMeta takes the run's metadata from report.json, or, when the harness
-// died before writing it, from the scenario named by the folder
+// notFinished starts the error of a run whose harness still runs.
+const notFinished = "the run has not finished"
+
+// readMeta takes the run's metadata from report.json, and the scenario as
+// run from scenario.yaml (both written by the run). When the harness died
+// before writing report.json, the metadata comes from run.json and
+// scenario.yaml, written at the start of the run, or, for a folder older
+// than those, from the scenario named by the folder
 // (reports/<scenario>/<run-id>).
-func readMeta(dir string) (reports.Meta, error) {
+func readMeta(dir string) (reports.Meta, *scenarios.Scenario, error) {
+	info, sc, runErr := runner.ReadRun(dir)
+	if runErr != nil && !errors.Is(runErr, os.ErrNotExist) {
+		return reports.Meta{}, nil, runErr
+	}
 	var doc struct {
 		Meta reports.Meta `json:"meta"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	data, err := os.ReadFile(filepath.Join(dir, reports.FileJSON))
 	if err == nil {
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return doc.Meta, fmt.Errorf("%s: %v", filepath.Join(dir, "report.json"), err)
+			return doc.Meta, nil, fmt.Errorf("%s: %v", filepath.Join(dir, reports.FileJSON), err)
 		}
-		return doc.Meta, nil
+		if sc == nil {
+			sc, _ = scenarios.Load(doc.Meta.Scenario) // a folder older than scenario.yaml
+		}
+		return doc.Meta, sc, nil
+	}
+	killed := "the harness was killed before it finished (no report.json)"
+	if sc != nil && info.Pid > 0 && info.Pid != os.Getpid() && syscall.Kill(info.Pid, 0) == nil {
+		// Its harness (or a process that reused its pid) still runs.
+		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+			Backend: info.Backend, RunID: info.RunID, Seed: info.Seed, Started: info.Started,
+			Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule(),
+			Error: fmt.Sprintf(notFinished+": its harness (pid %d) may still be running; this covers the history so far", info.Pid)}, sc, nil
+	}
+	if sc != nil {
+		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+			Backend: info.Backend, RunID: info.RunID, Seed: info.Seed, Started: info.Started,
+			Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule(), Killed: true, Error: killed}, sc, nil
 	}
 	name := filepath.Base(filepath.Dir(filepath.Clean(dir)))
 	sc, lerr := scenarios.Load(name)
 	if lerr != nil {
-		return reports.Meta{}, fmt.Errorf("%s has no report.json and its folder names no scenario: %v", dir, lerr)
+		return reports.Meta{}, nil, fmt.Errorf("%s has no report.json and no run.json, and its folder names no scenario: %v", dir, lerr)
 	}
 	return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
 		RunID: filepath.Base(dir), Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule(),
-		Interrupted: true, Error: "report rebuilt from history.jsonl alone"}, nil
+		Killed: true, Error: killed + "; no run.json either: the scenario's base lock and expectation are assumed"}, sc, nil
 }
 
 func cmdClaims(args []string, stdout, stderr io.Writer) int {
@@ -274,6 +322,12 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "simulate claims: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	cyclesSet := false
+	fs.Visit(func(f *flag.Flag) { cyclesSet = cyclesSet || f.Name == "cycles" })
+	if cyclesSet && (opt.Cycles < 1 || opt.Cycles > scenarios.MaxCycles) {
+		fmt.Fprintf(stderr, "simulate claims: -cycles %d: want 1 to %d\n", opt.Cycles, scenarios.MaxCycles)
 		return 2
 	}
 	var filter []string

@@ -28,6 +28,10 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"run", "-cycles", "x", "master-failover"}, `invalid value "x" for flag -cycles`},
 		{[]string{"run", "-variant", "nope", "master-failover"}, `no variant "nope"`},
 		{[]string{"check"}, "want one report folder"},
+		{[]string{"run", "-cycles", "1000000000", "master-failover"}, "-cycles 1000000000: want 1 to 1000"},
+		{[]string{"run", "-cycles", "-1", "master-failover"}, "-cycles -1: want 1 to 1000"},
+		{[]string{"run", "-cycles", "0", "master-failover"}, "-cycles 0: want 1 to 1000"},
+		{[]string{"claims", "-cycles", "-1"}, "-cycles -1: want 1 to 1000"},
 		{[]string{"claims", "-only", "C99"}, `nothing matches -only "C99"`},
 	}
 	for _, c := range cases {

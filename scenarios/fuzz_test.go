@@ -1,0 +1,54 @@
+package scenarios
+
+import (
+	"regexp"
+	"testing"
+)
+
+// whereRE: every refusal starts with file:line: (a variant's with its name).
+var whereRE = regexp.MustCompile(`^(variant \S+: )?fuzz\.yaml:[0-9]+: `)
+
+// FuzzParse: the loader never panics; every refusal names the file; and
+// whatever it accepts is within bounds and written back (scenario.yaml in a
+// report folder) to a file that loads again. The seeds are the catalogue
+// (added here) and testdata/fuzz/FuzzParse (bad inputs from issue 10).
+func FuzzParse(f *testing.F) {
+	for _, n := range Names() {
+		data, err := builtin.ReadFile(n + ".yaml")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("fuzz.yaml", data)
+		if err != nil {
+			if !whereRE.MatchString(err.Error()) {
+				t.Fatalf("error does not say file:line: %v", err)
+			}
+			return
+		}
+		if w := s.Workload.Clients; w < 1 || w > MaxClients {
+			t.Fatalf("accepted clients %d", w)
+		}
+		if c := s.Nemesis.Cycles; c < 1 || c > MaxCycles {
+			t.Fatalf("accepted cycles %d", c)
+		}
+		if d := s.ScheduledTime(); d > MaxRunTime {
+			t.Fatalf("accepted a schedule of %v", d)
+		}
+		for _, v := range s.VariantNames() {
+			vs, err := s.WithVariant(v)
+			if err != nil {
+				t.Fatalf("variant %q of an accepted scenario: %v", v, err)
+			}
+			out, err := vs.Marshal()
+			if err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			if _, err := Parse("scenario.yaml", out); err != nil {
+				t.Fatalf("the scenario as run does not load again: %v\n%s", err, out)
+			}
+		}
+	})
+}
