@@ -62,6 +62,11 @@ type Worker struct {
 
 	ops  chan Command
 	done chan struct{}
+
+	// Test hooks (the fuzz target): build the lock and run operations
+	// without servers, sleeps or signals.
+	testNewLock func(string, lockimpl.Config) (lockimpl.Lock, error)
+	testDo      func(Command) Message
 }
 
 type failpoint struct {
@@ -279,7 +284,11 @@ func hasEndpoints(ep lockimpl.Endpoints) bool {
 // reconnect builds a fresh lock client against new endpoints (a failover by
 // hand re-points clients this way). Leases survive: they are plain values.
 func (w *Worker) reconnect(ep lockimpl.Endpoints) error {
-	l, err := lockimpl.New(w.lockName, lockimpl.Config{
+	newLock := lockimpl.New
+	if w.testNewLock != nil {
+		newLock = w.testNewLock
+	}
+	l, err := newLock(w.lockName, lockimpl.Config{
 		ClientID:  w.client,
 		Endpoints: ep,
 		Options:   w.options,
@@ -369,6 +378,10 @@ func (w *Worker) mono(l *lockimpl.Lease) int64 {
 func (w *Worker) runOps() {
 	defer close(w.done)
 	for c := range w.ops {
+		if w.testDo != nil {
+			w.send(w.testDo(c))
+			continue
+		}
 		w.send(w.do(c))
 	}
 }
