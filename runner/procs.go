@@ -93,6 +93,9 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		stderr = io.Discard
 	}
 	cmd.Stderr = io.MultiWriter(stderr, p.tail)
+	// A child the worker left behind may hold stderr open: Wait must still
+	// report the worker's own exit promptly.
+	cmd.WaitDelay = 500 * time.Millisecond
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -292,14 +295,17 @@ func (p *proc) Send(c worker.Command) error {
 	return err
 }
 
-// Signal delivers a signal to the worker process.
+// Signal delivers a signal to the worker's process group.
 func (p *proc) Signal(sig syscall.Signal) error {
 	select {
 	case <-p.dead:
 		return fmt.Errorf("worker %s is dead", p.name)
 	default:
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	// To the whole process group: a worker started through a wrapper (a
+	// shell script, a language launcher) is paused or killed with
+	// everything it runs.
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
 		return err
 	}
 	if sig == syscall.SIGSTOP {
