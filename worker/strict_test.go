@@ -73,6 +73,14 @@ func TestOpIDsAreUniqueAndRefusedOpsEnd(t *testing.T) {
 	if m := recv(); m.Type != "error" || m.Op != 0 || !strings.Contains(m.Error, "op id 7 was used before") {
 		t.Fatalf("duplicate op id: %+v (it must not end op 7 a second time)", m)
 	}
+	send(`{"cmd":"release","op":8,"lease":"L"}`)
+	if m := recv(); m.Type != "error" || m.Op != 8 || !strings.Contains(m.Error, "before the lock has endpoints") {
+		t.Fatalf("a valid op refused by the order rules is ended by its error: %+v", m)
+	}
+	send(`{"cmd":"release","op":8,"lease":"L"}`)
+	if m := recv(); m.Type != "error" || m.Op != 0 || !strings.Contains(m.Error, "op id 8 was used before") {
+		t.Fatalf("duplicate op id: %+v", m)
+	}
 }
 
 func TestInitRules(t *testing.T) {

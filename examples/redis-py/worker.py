@@ -115,8 +115,8 @@ def _no_constant(name):
     raise ValueError("%s is not JSON" % name)
 
 
-def decode(line):
-    """One JSON object, exact keys of its command, numbers in bounds."""
+def parse(line):
+    """One JSON object, no duplicate keys, nothing after it."""
     try:
         c = json.loads(line, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except ValueError as e:
@@ -127,6 +127,11 @@ def decode(line):
         raise malformed(msg)
     if not isinstance(c, dict):
         raise malformed("not a JSON object")
+    return c
+
+
+def validate(c):
+    """Exact keys of its command, required fields, numbers in bounds."""
     if "cmd" not in c:
         raise malformed("field cmd: missing (allowed: %s)" % COMMAND_NAMES)
     cmd = c["cmd"]
@@ -246,8 +251,6 @@ class Worker:
                 self.inited = True
             send({"type": "ready", "pid": os.getpid(), "lock": LOCK, "needs": NEEDS, "caps": CAPS, "failpoints": FAILPOINTS})
         elif cmd in OPERATIONS:
-            if not self.claim_op(c["op"]):
-                raise malformed("field op: op id %d was used before (op ids are unique)" % c["op"])
             if self.redis is None:
                 raise malformed("%s before the lock has endpoints (send endpoints first)" % cmd)
             self.ops.put(c)
@@ -486,7 +489,7 @@ def read_lines(stream):
 def main():
     w = Worker()
     for n, b in read_lines(sys.stdin.buffer):
-        c = None
+        c, fresh = None, None
         try:
             if b is None:
                 raise malformed("line longer than %d bytes" % MAX_LINE)
@@ -494,18 +497,28 @@ def main():
                 text = b.decode("utf-8")
             except UnicodeDecodeError:
                 raise malformed("not UTF-8")
-            c = decode(text)
+            c = parse(text)
+            # An operation with a valid, new op id owns it from here on: if
+            # the line is refused, the error ends that op.
+            op = c.get("op")
+            if c.get("cmd") in OPERATIONS and type(op) is int and 1 <= op <= MAX_OP and w.claim_op(op):
+                fresh = op
+            validate(c)
+            if c["cmd"] in OPERATIONS and fresh is None:
+                raise malformed("field op: op id %d was used before (op ids are unique)" % op)
             if not w.handle(n, c):
                 return 0
         except Refused as e:
             m = {"type": "error", "line": n, "code": e.code, "error": "stdin:%d: %s" % (n, e)}
-            if c is not None and c.get("cmd") in OPERATIONS and type(c.get("op")) is int and 1 <= c["op"] <= MAX_OP and w.claim_op(c["op"]):
-                m["op"] = c["op"]
+            if fresh is not None:
+                m["op"] = fresh
             if c is not None and c.get("cmd") == "failpoint" and e.code == "not-supported":
                 m["name"], m["action"] = c["name"], c["action"]
             send(m)
         except Exception as e:  # e.g. a server that cannot be reached at init
             m = {"type": "error", "line": n, "error": "stdin:%d: %s: %s" % (n, type(e).__name__, e)}
+            if fresh is not None:
+                m["op"] = fresh
             send(m)
     return 0
 
