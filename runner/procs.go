@@ -198,7 +198,6 @@ func (p *proc) handshake(ctx context.Context, init worker.Command, timeout time.
 	if err := worker.ValidateReady(hs.m); err != nil {
 		return fail(fmt.Errorf("%s: %v", p.label, err))
 	}
-	p.started.Store(true)
 	return hs.m, nil
 }
 
@@ -413,6 +412,12 @@ func (p *proc) read(out io.Reader) {
 		if !p.started.Load() {
 			switch m.Type {
 			case "ready", "error":
+				if m.Type == "ready" {
+					// From here on lines are dispatched: anything the
+					// worker writes right after ready must not race the
+					// handshake (which kills a worker whose ready is bad).
+					p.started.Store(true)
+				}
 				select {
 				case p.hs <- handshake{m: m}:
 				default:
