@@ -32,7 +32,6 @@ const usage = `usage: simulate <command> [flags]
 
 commands:
   run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
-                             (-worker 'COMMAND ...': test your own lock through an external worker)
   check <report-dir>         re-check a recorded history.jsonl and print the verdict
   report <report-dir>        re-check and rewrite the report files from history.jsonl
   claims                     run the whole catalogue (every claim, every variant) and write claims.md and claims.png
