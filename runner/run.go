@@ -239,8 +239,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if info.Name != sc.Lock.Name {
 		return nil, fmt.Errorf("the worker's lock is %s, the scenario's %s: prepare the scenario with the same options", info.Name, sc.Lock.Name)
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
-	r.lockInfo = info
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
