@@ -24,6 +24,7 @@ func TestStrictRulesRefuseBadLines(t *testing.T) {
 		{"duplicate key", `{"cmd":"clock","offset_ms":1,"offset_ms":2}`, CodeMalformed, "given twice"},
 		{"null", `{"cmd":"clock","offset_ms":null}`, CodeMalformed, "null is not allowed"},
 		{"not an object", `["clock"]`, CodeMalformed, "not a JSON object"},
+		{"not UTF-8", "{\"cmd\":\"clock\",\"x\":\"\xff\"}", CodeMalformed, "not UTF-8"},
 		{"unknown command", `{"cmd":"fly"}`, CodeNotSupported, "unknown command"},
 		{"negative op", `{"cmd":"release","op":-1,"lease":"L"}`, CodeMalformed, "field op"},
 		{"zero op", `{"cmd":"release","op":0,"lease":"L"}`, CodeMalformed, "field op"},
