@@ -39,7 +39,7 @@ type proc struct {
 	// hs gets the answer to init: ready, an error message, or a protocol
 	// fault (first one wins).
 	hs         chan handshake
-	started    atomic.Bool // ready was received and accepted
+	started    atomic.Bool // a ready was received: lines are dispatched from here on
 	dead       chan struct{}
 	readerDone chan struct{}
 	inMu       sync.Mutex
