@@ -265,3 +265,35 @@ func TestRedisPyWorkerIsStrict(t *testing.T) {
 		}
 	}
 }
+
+// A worker that writes a bad line after ready: the run records it as a
+// protocol error naming the worker and the line, and exits 2.
+func TestExternalWorkerGarbageAfterReady(t *testing.T) {
+	cmd, _ := script(t, `n=0
+while read -r l; do
+  case "$l" in
+  *'"init"'*) echo '{"type":"ready","pid":1,"lock":"mine","needs":"single"}' ;;
+  *'"acquire"'*)
+    op=$(echo "$l" | sed 's/.*"op":\([0-9]*\).*/\1/')
+    n=$((n+1))
+    if [ $n = 1 ]; then echo 'WARNING: something odd'; fi
+    echo '{"type":"reply","op":'$op',"status":"fail","error":"busy"}' ;;
+  esac
+done`)
+	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 1, WorkerCommand: cmd}
+	sc, err := Prepare("standalone-control", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Workload.Clients = 1
+	out, err := Run(context.Background(), sc, opt)
+	if Code(out, err) != ExitHarness || err == nil {
+		t.Fatalf("exit %d, error %v: want exit 2", Code(out, err), err)
+	}
+	for _, w := range []string{"worker c1 (/bin/sh ", "stdout:2:", `"WARNING: something odd"`} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	assertNoLeftovers(t, out.Meta.RunID)
+}
