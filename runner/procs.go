@@ -179,15 +179,21 @@ func (p *proc) handshake(ctx context.Context, init worker.Command, timeout time.
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	noReady := func() error {
+		return fmt.Errorf("%s: no ready within %v after init (a worker must answer init with one ready line on stdout)%s", p.label, timeout.Round(time.Millisecond), p.stderrNote())
+	}
 	var hs handshake
 	select {
 	case hs = <-p.hs:
 	case <-p.dead:
 		return fail(p.exitError())
 	case <-t.C:
-		return fail(fmt.Errorf("%s: no ready within %v after init (a worker must answer init with one ready line on stdout)%s", p.label, timeout.Round(time.Millisecond), p.stderrNote()))
+		return fail(noReady())
 	case <-ctx.Done():
-		return fail(ctx.Err())
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fail(noReady()) // the caller's deadline is the time limit
+		}
+		return fail(fmt.Errorf("%s: %w while waiting for ready", p.label, ctx.Err()))
 	}
 	if hs.err != nil {
 		return fail(hs.err)
