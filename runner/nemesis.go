@@ -280,7 +280,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 	if err != nil {
 		return lockimpl.Endpoints{}, err
 	}
-	info, _ := lockimpl.Lookup(r.sc.Lock.Name)
+	info := r.lockInfo
 	ep := lockimpl.Endpoints{Password: r.sc.Topology.Password}
 	data := r.clus.DataNodes()
 	switch info.Needs {

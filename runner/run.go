@@ -38,8 +38,16 @@ type Options struct {
 	// it, and the report folder (ReportDir), before the run starts.
 	RunID string
 	// WorkerCommand starts a worker (default: this executable, which must
-	// call worker.Main when worker.IsWorker()).
+	// call worker.Main when worker.IsWorker()). An external worker declares
+	// its lock in ready (docs/PROTOCOL.md); its lock need not be registered
+	// here.
 	WorkerCommand []string
+	// WorkerInfo is what the external worker declared (Describe). When nil
+	// and WorkerCommand is set, PrepareScenario and Run ask the worker.
+	WorkerInfo *lockimpl.Info
+	// WorkerTimeout bounds how long a worker may take to answer init
+	// (default DefaultWorkerTimeout).
+	WorkerTimeout time.Duration
 	Log           io.Writer // progress lines (default: discard)
 }
 
@@ -80,6 +88,7 @@ type run struct {
 	clus      *cluster.Cluster
 	workerLog *os.File
 	info      RunInfo
+	lockInfo  lockimpl.Info // the lock as the worker declared it (or its registration)
 
 	mu       sync.Mutex
 	procs    map[string]*proc
@@ -138,12 +147,27 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	info, ok := lockimpl.Lookup(sc.Lock.Name)
-	if !ok {
-		return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
-	}
-	if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
-		return nil, sc.ErrAt("lock.name", "%v", err)
+	var info lockimpl.Info
+	if len(opt.WorkerCommand) > 0 {
+		// An external worker: its lock is what it declares.
+		if info, err = opt.describe(context.Background()); err != nil {
+			return nil, err
+		}
+		if sc.Lock.Name != info.Name {
+			// The scenario's options belong to the scenario's own lock.
+			sc.Lock.Name, sc.Lock.Options = info.Name, nil
+		}
+		if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
+			return nil, sc.ErrAt("topology.kind", "the worker's lock %s needs %s: %v", info.Name, info.Needs, err)
+		}
+	} else {
+		var ok bool
+		if info, ok = lockimpl.Lookup(sc.Lock.Name); !ok {
+			return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
+		}
+		if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
+			return nil, sc.ErrAt("lock.name", "%v", err)
+		}
 	}
 	for i, st := range sc.Nemesis.Steps {
 		if st.Fault != "" {
@@ -187,6 +211,27 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 	return sc, nil
 }
 
+// describe returns the external worker's declared lock: opt.WorkerInfo, or
+// asked from the worker.
+func (o Options) describe(ctx context.Context) (lockimpl.Info, error) {
+	if o.WorkerInfo != nil {
+		return *o.WorkerInfo, nil
+	}
+	return Describe(ctx, o.WorkerCommand, o.Lock)
+}
+
+// lockInfo is the run's lock as the worker knows it.
+func (o Options) lockInfo(ctx context.Context, name string) (lockimpl.Info, error) {
+	if len(o.WorkerCommand) > 0 {
+		return o.describe(ctx)
+	}
+	info, ok := lockimpl.Lookup(name)
+	if !ok {
+		return info, fmt.Errorf("unknown lock %q (known: %v)", name, lockimpl.Names())
+	}
+	return info, nil
+}
+
 func needsFit(needs, topo string) error {
 	switch {
 	case needs == "etcd" && topo != cluster.Etcd:
@@ -222,10 +267,17 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
+	info, err := opt.lockInfo(ctx, sc.Lock.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Name != sc.Lock.Name {
+		return nil, fmt.Errorf("the worker's lock is %s, the scenario's %s: prepare the scenario with the same options", info.Name, sc.Lock.Name)
+	}
 	if opt.RunID == "" {
 		opt.RunID = NewRunID()
 	}
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
 	r.dir = ReportDir(opt, sc, r.id)
 	if rn := sc.Nemesis.Random; rn != nil {
 		// The seed is fixed now, so the scenario written below is the
@@ -248,12 +300,12 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 		return nil, err
 	}
 	started := time.Now()
-	info := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: sc.Lock.Name, Source: sc.File,
+	ri := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: sc.Lock.Name, Source: sc.File,
 		Backend: opt.Backend, Cycles: sc.Nemesis.Cycles, Started: started, Pid: os.Getpid()}
 	if sc.Nemesis.Random != nil {
-		info.Seed = sc.Nemesis.Random.Seed
+		ri.Seed = sc.Nemesis.Random.Seed
 	}
-	if err := writeRunFiles(r.dir, sc, info); err != nil {
+	if err := writeRunFiles(r.dir, sc, ri); err != nil {
 		return nil, err
 	}
 	if r.hist, err = history.Create(filepath.Join(r.dir, "history.jsonl")); err != nil {
@@ -265,7 +317,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	}
 	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
-	r.info = info
+	r.info = ri
 
 	runErr := r.execute(ctx, &meta)
 	// Everything below runs whatever happened above.
@@ -326,6 +378,9 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	if err := writeRunInfo(r.dir, r.info); err != nil {
 		backend.Close(context.Background())
 		return err
+	}
+	if len(r.opt.WorkerCommand) > 0 {
+		r.note("setup", "external worker "+JoinCommand(r.opt.WorkerCommand)+" (lock "+r.lockInfo.Name+", needs "+r.lockInfo.Needs+")")
 	}
 	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
 	if err != nil {

@@ -102,7 +102,11 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 	if m := recv(); m.Status != StatusFail {
 		t.Fatalf("second acquire of a held lock: %+v, want fail", m)
 	}
+	send(`{"cmd":"failpoint","name":"cs-before-write","action":"sleep","ms":1}`)
 	send(`{"cmd":"cs","op":3,"lease":"L1","hold_ms":1}`)
+	if m := recv(); m.Type != TypeFired || m.Name != "cs-before-write" || m.Action != "sleep" {
+		t.Fatalf("armed failpoint: got %+v, want a fired message before the reply", m)
+	}
 	if m := recv(); m.Status != StatusOK || *m.Read != 0 || *m.Wrote != 1 {
 		t.Fatalf("cs: %+v", m)
 	}
@@ -112,5 +116,21 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 	}
 	if res.Value() != 1 || len(accesses) != 2 || accesses[0].Lease != "L1" {
 		t.Fatalf("resource value %d, accesses %+v", res.Value(), accesses)
+	}
+
+	// A lock that cannot extend says so: fail with code not-supported.
+	send2, recv2 := session(t)
+	send2(`{"cmd":"init","client":"c2","lock":"setnx-expire","resource":"` + res.Addr() + `"}`)
+	if m := recv2(); m.Type != "ready" {
+		t.Fatalf("init without endpoints: %+v", m)
+	}
+	send2(fmt.Sprintf(`{"cmd":"endpoints","endpoints":{"primary":%q}}`, n.Addr()))
+	send2(`{"cmd":"acquire","op":1,"key":"other","lease":"M1","ttl_ms":5000}`)
+	if m := recv2(); m.Status != StatusOK {
+		t.Fatalf("acquire after endpoints: %+v", m)
+	}
+	send2(`{"cmd":"extend","op":2,"lease":"M1","ttl_ms":5000}`)
+	if m := recv2(); m.Status != StatusFail || m.Code != CodeNotSupported {
+		t.Fatalf("extend on setnx-expire: %+v, want fail with code not-supported", m)
 	}
 }

@@ -80,6 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
 	fs.StringVar(&opt.Lock, "lock", "", "run the scenario with this lock instead of its own (see `simulate list`)")
 	fs.StringVar(&opt.Variant, "variant", "", "run this variant of the scenario")
+	workerCmd := fs.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
 	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
@@ -99,6 +100,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "simulate run: want exactly one scenario name or file, got %d (%s)\nscenarios: %s\n", len(pos), strings.Join(pos, " "), strings.Join(scenarios.Names(), ", "))
+		return 2
+	}
+	if *workerCmd != "" && !describeWorker(&opt, *workerCmd, *quiet, stderr) {
 		return 2
 	}
 	switch opt.Backend {
