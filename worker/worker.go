@@ -391,9 +391,12 @@ func outcome(m Message, err, definite error) Message {
 }
 
 // skewClock is the lock's clock: real time plus an offset the harness sets
-// (a client clock jump).
+// (a client clock jump). It is a wall-clock reading without Go's monotonic
+// reading (Round(0)), as a clock read from another language or from the
+// system would be: a lock that measures elapsed time or validity with it
+// sees the jump, so a lock whose validity depends on wall time is exposed.
 type skewClock struct{ offset atomic.Int64 }
 
 func (c *skewClock) Now() time.Time {
-	return time.Now().Add(time.Duration(c.offset.Load()))
+	return time.Now().Round(0).Add(time.Duration(c.offset.Load()))
 }
