@@ -313,10 +313,9 @@ func (w *Worker) do(c Command) Message {
 			return fail(m, "unknown lease "+c.Lease)
 		}
 		w.hit("before-release")
+		// The lease stays known after its release: a client may release
+		// or extend an old lease again (the lock must refuse it).
 		err := lk.Release(ctx, l)
-		w.mu.Lock()
-		delete(w.leases, c.Lease)
-		w.mu.Unlock()
 		if err != nil {
 			return outcome(m, err, lockimpl.ErrNotHeld)
 		}
@@ -343,7 +342,9 @@ func (w *Worker) do(c Command) Message {
 // criticalSection reads the resource, holds for HoldMs, and writes back the
 // value plus one, passing the lease's fencing token on both accesses.
 func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Message {
-	v, err := w.res.Read(w.client, c.Lease, l.Fence)
+	// The register is the lease's key (the name the lock guards): one
+	// register per key.
+	v, err := w.res.ReadKey(l.Resource, w.client, c.Lease, l.Fence)
 	if err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
@@ -355,7 +356,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	w.hit("cs-after-read")
 	time.Sleep(time.Duration(c.HoldMs) * time.Millisecond)
 	w.hit("cs-before-write")
-	if err := w.res.Write(w.client, c.Lease, l.Fence, v+1); err != nil {
+	if err := w.res.WriteKey(l.Resource, w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
 			return m
