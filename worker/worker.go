@@ -218,6 +218,8 @@ func (w *Worker) hit(name string) {
 	if !trigger {
 		return
 	}
+	// Say so first: a crash leaves no other trace of which failpoint fired.
+	w.send(Message{Type: TypeFired, Name: name, Action: fp.action})
 	switch fp.action {
 	case "crash":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
