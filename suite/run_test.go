@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 	"github.com/lockfault/lockfault/worker"
@@ -54,7 +55,11 @@ func runProperty(t *testing.T, prop, lock string, cycles int) *runner.Outcome {
 	if !ok {
 		t.Fatalf("no property %s", prop)
 	}
-	sc, err := p.Load()
+	info, ok := lockimpl.Lookup(lock)
+	if !ok {
+		t.Fatalf("no lock %s", lock)
+	}
+	sc, err := p.LoadFor(info)
 	if err != nil {
 		t.Fatal(err)
 	}
