@@ -37,23 +37,28 @@ var brokenLocks = []struct {
 	name string
 	slip slip
 	caps []string
+	ack  bool // waits for one replica to acknowledge the key (WAIT 1) before granting
 }{
-	{"broken-correct", slipNone, []string{lockimpl.CapExtend}}, // the same code with no slip: the control
-	{"broken-ignore-nx", slipIgnoreNX, []string{lockimpl.CapExtend}},
-	{"broken-no-ttl", slipNoTTL, []string{lockimpl.CapExtend}},
-	{"broken-del-release", slipDelRelease, []string{lockimpl.CapExtend}},
-	{"broken-blind-extend", slipBlindExtend, []string{lockimpl.CapExtend}},
-	{"broken-validity-from-end", slipValidityFromEnd, []string{lockimpl.CapExtend}},
-	{"broken-extend-from-end", slipExtendFromEnd, []string{lockimpl.CapExtend}},
-	{"broken-token-per-client", slipTokenPerClient, []string{lockimpl.CapExtend}},
-	{"broken-const-fence", slipConstFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}},
-	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}},
-	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}},
+	// The same lock, correct, plus a replica acknowledgement: the control
+	// of failover/async-replica, whose broken lock is broken-correct (it
+	// does not wait for the replica: C5).
+	{"acked", slipNone, []string{lockimpl.CapExtend, lockimpl.CapReplicaAck}, true},
+	{"broken-correct", slipNone, []string{lockimpl.CapExtend}, false}, // the same code with no slip: the control
+	{"broken-ignore-nx", slipIgnoreNX, []string{lockimpl.CapExtend}, false},
+	{"broken-no-ttl", slipNoTTL, []string{lockimpl.CapExtend}, false},
+	{"broken-del-release", slipDelRelease, []string{lockimpl.CapExtend}, false},
+	{"broken-blind-extend", slipBlindExtend, []string{lockimpl.CapExtend}, false},
+	{"broken-validity-from-end", slipValidityFromEnd, []string{lockimpl.CapExtend}, false},
+	{"broken-extend-from-end", slipExtendFromEnd, []string{lockimpl.CapExtend}, false},
+	{"broken-token-per-client", slipTokenPerClient, []string{lockimpl.CapExtend}, false},
+	{"broken-const-fence", slipConstFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}, false},
+	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}, false},
 }
 
 func init() {
 	for _, b := range brokenLocks {
-		s := b.slip
+		s, ack := b.slip, b.ack
 		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "single", Caps: b.caps,
 			Failpoints: []string{"after-setnx", "release-after-get"},
 			Promises:   "single-master lock with one deliberate slip (test code only)"},
@@ -62,7 +67,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				return &broken{cfg: cfg, rdb: rdb, slip: s, held: map[string]*lockimpl.Lease{}}, nil
+				return &broken{cfg: cfg, rdb: rdb, slip: s, ack: ack, held: map[string]*lockimpl.Lease{}}, nil
 			})
 	}
 }
@@ -76,6 +81,7 @@ type broken struct {
 	cfg  lockimpl.Config
 	rdb  redis.UniversalClient
 	slip slip
+	ack  bool
 
 	mu   sync.Mutex
 	held map[string]*lockimpl.Lease // slipUncountedReentry: this client's grant per resource
@@ -110,6 +116,19 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 			return nil, lockimpl.ErrNotAcquired
 		}
 		b.cfg.Hit("after-setnx")
+		if b.ack {
+			// The grant counts only once a replica has the key.
+			n, err := b.rdb.Do(ctx, "WAIT", 1, 300).Int()
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 {
+				if _, err := unlock.Run(ctx, b.rdb, []string{lockimpl.KeyFor(resource)}, token).Result(); err != nil {
+					return nil, err
+				}
+				return nil, lockimpl.ErrNotAcquired
+			}
+		}
 		if b.slip == slipValidityFromEnd {
 			start = b.cfg.Now()
 		}

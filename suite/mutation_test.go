@@ -28,6 +28,7 @@ var mutations = []struct {
 	{"liveness/holder-partition", "broken-no-ttl", "broken-correct"},
 	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
 	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},
+	{"failover/async-replica", "broken-correct", "acked"},
 }
 
 // TestMutations runs every property against its broken and its correct

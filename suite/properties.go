@@ -32,4 +32,6 @@ func init() {
 		Explanation: "a client killed inside its acquire, after the first write, leaves nothing that outlives one TTL"})
 	register(Property{Name: "stale/release-mid-release", Scenario: "stale-release-mid-release", Failpoint: "release-after-get",
 		Explanation: "a holder paused inside its release, after checking the key, cannot delete the next holder's key"})
+	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []string{"single"},
+		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
 }
