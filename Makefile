@@ -3,7 +3,7 @@
 #   make scenario name=master-failover   run one scenario (installs what it needs)
 #   make test                            unit and integration tests
 #   make claims                          the whole catalogue -> claims.md, claims.png
-#   make bench                           acquire+release pairs/s per lock
+#   make bench                           acquire+release pairs/s per lock; checker, check/report and history writer benchmarks
 #   make clean                           remove what killed runs left behind
 
 SHELL := /bin/bash
@@ -55,6 +55,8 @@ claims: build image
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
+	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
 
 clean:
 	-./$(BIN) clean

@@ -215,7 +215,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 			meta.Interrupted = true
 		}
 	}
-	events := r.hist.Events()
+	// The writer keeps nothing in memory: the check reads the file back.
+	events, rerr := history.Read(filepath.Join(r.dir, "history.jsonl"))
+	if rerr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("read history: %w", rerr))
+		if meta.Error != "" {
+			meta.Error += "; "
+		}
+		meta.Error += "read history: " + rerr.Error()
+	}
 	res := checker.Check(events, checker.Options{StuckAfter: sc.StuckAfter.D()})
 	meta.Matched, meta.Why = checker.Match(res.Observed, sc.Expect, sc.Allow)
 	if meta.Error != "" {
