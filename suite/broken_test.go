@@ -30,6 +30,7 @@ const (
 	slipConstFence            // every grant carries fencing token 1: tokens never increase
 	slipUncountedReentry      // reentrant, but re-entries are not counted: the first release frees the lock
 	slipGetThenDel            // releases by GET, compare, then a plain DEL: the key may change hands in between
+	slipClientFence           // fencing tokens from a counter in the client: they grow per client, not per key
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -54,6 +55,7 @@ var brokenLocks = []struct {
 	{"broken-const-fence", slipConstFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
 	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}, false},
 	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}, false},
+	{"broken-client-fence", slipClientFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
 }
 
 func init() {
@@ -83,8 +85,9 @@ type broken struct {
 	slip slip
 	ack  bool
 
-	mu   sync.Mutex
-	held map[string]*lockimpl.Lease // slipUncountedReentry: this client's grant per resource
+	mu    sync.Mutex
+	held  map[string]*lockimpl.Lease // slipUncountedReentry: this client's grant per resource
+	fence int64                      // slipClientFence: this client's counter
 }
 
 func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
@@ -135,6 +138,12 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		l := &lockimpl.Lease{Resource: resource, Token: token, Validity: ttl, ValidUntil: start.Add(ttl)}
 		if b.slip == slipConstFence {
 			l.Fence = 1
+		}
+		if b.slip == slipClientFence {
+			b.mu.Lock()
+			b.fence++
+			l.Fence = b.fence
+			b.mu.Unlock()
 		}
 		if b.slip == slipUncountedReentry {
 			b.mu.Lock()

@@ -29,6 +29,7 @@ var mutations = []struct {
 	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
 	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},
 	{"failover/async-replica", "broken-correct", "acked"},
+	{"fencing/monotonic", "broken-client-fence", "fenced"},
 }
 
 // TestMutations runs every property against its broken and its correct

@@ -34,4 +34,6 @@ func init() {
 		Explanation: "a holder paused inside its release, after checking the key, cannot delete the next holder's key"})
 	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []string{"single"},
 		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
+	register(Property{Name: "fencing/monotonic", Scenario: "fencing-monotonic", Requires: lockimpl.CapFencing,
+		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
 }
