@@ -82,6 +82,7 @@ type run struct {
 	holder string
 	// lastLease is each worker's latest grant (key, lease), for release_old.
 	lastLease map[*proc][2]string
+	leaseKey  map[string]string // the key of every lease the workload named
 	waiters   map[string][]waiter
 	protoErr  []string
 	cycle     int
@@ -189,7 +190,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, waiters: map[string][]waiter{}, gate: newGate()}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate()}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
@@ -416,6 +417,9 @@ func (r *run) protocolError(msg string) {
 }
 
 func (r *run) recordAccess(e history.Event) {
+	if e.Key == "" {
+		e.Key = r.keyOf(e.Lease) // a worker that does not send the key
+	}
 	r.hist.Append(e)
 	if !e.Rejected {
 		r.signal(e.Access, e.Process)
