@@ -31,6 +31,8 @@ const (
 	slipUncountedReentry      // reentrant, but re-entries are not counted: the first release frees the lock
 	slipGetThenDel            // releases by GET, compare, then a plain DEL: the key may change hands in between
 	slipClientFence           // fencing tokens from a counter in the client: they grow per client, not per key
+	slipMemoryFence           // fencing tokens from a Redis counter without persistence: they restart with the node
+	slipTimeFence             // no slip: fencing tokens are the grant's wall-clock time in ns (they survive restarts)
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -56,6 +58,8 @@ var brokenLocks = []struct {
 	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}, false},
 	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}, false},
 	{"broken-client-fence", slipClientFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"broken-memory-fence", slipMemoryFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"time-fence", slipTimeFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false}, // the control of fencing/node-restart
 }
 
 func init() {
@@ -138,6 +142,16 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		l := &lockimpl.Lease{Resource: resource, Token: token, Validity: ttl, ValidUntil: start.Add(ttl)}
 		if b.slip == slipConstFence {
 			l.Fence = 1
+		}
+		if b.slip == slipMemoryFence {
+			f, err := b.rdb.Incr(ctx, "fence:"+resource).Result()
+			if err != nil {
+				return nil, err
+			}
+			l.Fence = f
+		}
+		if b.slip == slipTimeFence {
+			l.Fence = time.Now().UnixNano()
 		}
 		if b.slip == slipClientFence {
 			b.mu.Lock()

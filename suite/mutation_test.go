@@ -30,6 +30,7 @@ var mutations = []struct {
 	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},
 	{"failover/async-replica", "broken-correct", "acked"},
 	{"fencing/monotonic", "broken-client-fence", "fenced"},
+	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
 }
 
 // TestMutations runs every property against its broken and its correct

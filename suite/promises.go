@@ -42,6 +42,7 @@ var violations = map[string]map[string]string{
 	},
 	"fenced": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+		"fencing/node-restart":   "the token counter lives in Redis's memory: a restart without persistence starts it again from 1",
 	},
 	"redisson": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",

@@ -36,4 +36,6 @@ func init() {
 		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
 	register(Property{Name: "fencing/monotonic", Scenario: "fencing-monotonic", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
+	register(Property{Name: "fencing/node-restart", Scenario: "fencing-node-restart", Requires: lockimpl.CapFencing,
+		Explanation: "fencing tokens keep increasing across a restart of every node"})
 }
