@@ -19,20 +19,21 @@ import (
 type slip int
 
 const (
-	slipNone             slip = iota
-	slipIgnoreNX              // treats a refused SET NX as a grant (the reply is not checked)
-	slipNoTTL                 // SET NX without PX: a crashed holder's key never expires
-	slipDelRelease            // releases with a plain DEL, whoever holds the key
-	slipBlindExtend           // extends with a plain PEXPIRE, whoever holds the key
-	slipValidityFromEnd       // measures the validity from the end of the acquire, not its start
-	slipExtendFromEnd         // measures an extend's validity from its reply, not its start
-	slipTokenPerClient        // the token is the client's name: every grant of a client looks alike
-	slipConstFence            // every grant carries fencing token 1: tokens never increase
-	slipUncountedReentry      // reentrant, but re-entries are not counted: the first release frees the lock
-	slipGetThenDel            // releases by GET, compare, then a plain DEL: the key may change hands in between
-	slipClientFence           // fencing tokens from a counter in the client: they grow per client, not per key
-	slipMemoryFence           // fencing tokens from a Redis counter without persistence: they restart with the node
-	slipTimeFence             // no slip: fencing tokens are the grant's wall-clock time in ns (they survive restarts)
+	slipNone               slip = iota
+	slipIgnoreNX                // treats a refused SET NX as a grant (the reply is not checked)
+	slipNoTTL                   // SET NX without PX: a crashed holder's key never expires
+	slipDelRelease              // releases with a plain DEL, whoever holds the key
+	slipBlindExtend             // extends with a plain PEXPIRE, whoever holds the key
+	slipValidityFromEnd         // measures the validity from the end of the acquire, not its start
+	slipExtendFromEnd           // measures an extend's validity from its reply, not its start
+	slipTokenPerClient          // the token is the client's name: every grant of a client looks alike
+	slipConstFence              // every grant carries fencing token 1: tokens never increase
+	slipUncountedReentry        // reentrant, but re-entries are not counted: the first release frees the lock
+	slipGetThenDel              // releases by GET, compare, then a plain DEL: the key may change hands in between
+	slipClientFence             // fencing tokens from a counter in the client: they grow per client, not per key
+	slipMemoryFence             // fencing tokens from a Redis counter without persistence: they restart with the node
+	slipTimeFence               // no slip: fencing tokens are the grant's wall-clock time in ns (they survive restarts)
+	slipSwallowExtendError      // an extend whose request failed (timeout, lost connection) reports success
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -59,6 +60,7 @@ var brokenLocks = []struct {
 	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}, false},
 	{"broken-client-fence", slipClientFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
 	{"broken-memory-fence", slipMemoryFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"broken-swallow-extend-error", slipSwallowExtendError, []string{lockimpl.CapExtend}, false},
 	{"time-fence", slipTimeFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false}, // the control of fencing/node-restart
 }
 
@@ -226,6 +228,9 @@ func (b *broken) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duratio
 		n, err = extend.Run(ctx, b.rdb, []string{lockimpl.KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 	}
 	if err != nil {
+		if b.slip == slipSwallowExtendError {
+			return nil // "probably fine": the lease keeps its old validity
+		}
 		return err
 	}
 	if n == 0 {

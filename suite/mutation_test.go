@@ -31,6 +31,7 @@ var mutations = []struct {
 	{"failover/async-replica", "broken-correct", "acked"},
 	{"fencing/monotonic", "broken-client-fence", "fenced"},
 	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
+	{"extend/partition", "broken-swallow-extend-error", "broken-correct"},
 }
 
 // TestMutations runs every property against its broken and its correct

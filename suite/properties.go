@@ -38,4 +38,6 @@ func init() {
 		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
 	register(Property{Name: "fencing/node-restart", Scenario: "fencing-node-restart", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens keep increasing across a restart of every node"})
+	register(Property{Name: "extend/partition", Scenario: "extend-partition", Requires: lockimpl.CapExtend,
+		Explanation: "an extend that cannot reach the servers does not succeed"})
 }
