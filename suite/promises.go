@@ -31,6 +31,7 @@ var violations = map[string]map[string]string{
 	},
 	"del-release": {
 		"stale/release-after-pause": "the release is a plain DEL: a stale holder deletes the next holder's key (C2)",
+		"identity/old-lease":        "the release is a plain DEL: releasing an old lease deletes the client's current grant",
 		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
 	},
 	"get-del-release": {
