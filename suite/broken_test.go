@@ -65,6 +65,15 @@ var brokenLocks = []struct {
 }
 
 func init() {
+	// redisson whose watchdog never starts: the options that turn it on
+	// are accepted and dropped, so the lease is the fixed TTL.
+	lockimpl.Register(lockimpl.Info{Name: "broken-no-renewal", Source: "suite mutation test", Needs: "single",
+		Caps: []string{lockimpl.CapReentrant, lockimpl.CapWatchdog}, Options: []string{"watchdog", "lease"},
+		Promises: "redisson with its watchdog dropped (test code only)"},
+		func(cfg lockimpl.Config) (lockimpl.Lock, error) {
+			cfg.Options = nil
+			return lockimpl.New("redisson", cfg)
+		})
 	for _, b := range brokenLocks {
 		s, ack := b.slip, b.ack
 		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "single", Caps: b.caps,

@@ -32,6 +32,7 @@ var mutations = []struct {
 	{"fencing/monotonic", "broken-client-fence", "fenced"},
 	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
 	{"extend/partition", "broken-swallow-extend-error", "broken-correct"},
+	{"renewal/keeps-live-holder", "broken-no-renewal", "redisson"},
 }
 
 // TestMutations runs every property against its broken and its correct

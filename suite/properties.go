@@ -40,4 +40,7 @@ func init() {
 		Explanation: "fencing tokens keep increasing across a restart of every node"})
 	register(Property{Name: "extend/partition", Scenario: "extend-partition", Requires: lockimpl.CapExtend,
 		Explanation: "an extend that cannot reach the servers does not succeed"})
+	register(Property{Name: "renewal/keeps-live-holder", Scenario: "renewal-keeps-live-holder", Requires: lockimpl.CapWatchdog,
+		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
+		Explanation: "the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"})
 }
