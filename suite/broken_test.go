@@ -253,3 +253,104 @@ func (b *broken) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duratio
 }
 
 func (b *broken) Close() error { return b.rdb.Close() }
+
+// quorumLock is a small Redlock (SET NX PX on every master, a majority
+// and a positive validity grant) for the independent-masters properties.
+// Its slip: an extend that succeeds when any one master still had the key.
+type quorumLock struct {
+	cfg       lockimpl.Config
+	nodes     []*redis.Client
+	extendAny bool
+}
+
+func init() {
+	lockimpl.Register(lockimpl.Info{Name: "broken-extend-any-master", Source: "suite mutation test", Needs: "masters",
+		Caps: []string{lockimpl.CapExtend}, Promises: "Redlock whose extend needs one master, not a majority (test code only)"},
+		func(cfg lockimpl.Config) (lockimpl.Lock, error) {
+			q := &quorumLock{cfg: cfg, extendAny: true}
+			for _, a := range cfg.Endpoints.Masters {
+				q.nodes = append(q.nodes, lockimpl.NewNodeClient(a, 100*time.Millisecond))
+			}
+			return q, nil
+		})
+}
+
+func (q *quorumLock) quorum() int { return len(q.nodes)/2 + 1 }
+
+// each runs f on every master at once and counts the successes.
+func (q *quorumLock) each(ctx context.Context, f func(context.Context, *redis.Client) (bool, error)) int {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	n := 0
+	for _, c := range q.nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			if ok, err := f(cctx, c); ok && err == nil {
+				mu.Lock()
+				n++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return n
+}
+
+func (q *quorumLock) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
+	key := lockimpl.KeyFor(resource)
+	return lockimpl.RetryAcquire(ctx, opts.Wait, func() (*lockimpl.Lease, error) {
+		token := lockimpl.RandomToken()
+		start := q.cfg.Now()
+		n := q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+			return c.SetNX(ctx, key, token, opts.TTL).Result()
+		})
+		drift := opts.TTL/100 + 2*time.Millisecond
+		validity := opts.TTL - q.cfg.Now().Sub(start) - drift
+		if n >= q.quorum() && validity > 0 {
+			return &lockimpl.Lease{Resource: resource, Token: token, Validity: validity, ValidUntil: start.Add(opts.TTL - drift)}, nil
+		}
+		q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+			return true, unlock.Run(ctx, c, []string{key}, token).Err()
+		})
+		return nil, lockimpl.ErrNotAcquired
+	})
+}
+
+func (q *quorumLock) Release(ctx context.Context, l *lockimpl.Lease) error {
+	n := q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+		d, err := unlock.Run(ctx, c, []string{lockimpl.KeyFor(l.Resource)}, l.Token).Int()
+		return d == 1, err
+	})
+	if n == 0 {
+		return lockimpl.ErrNotHeld
+	}
+	return nil
+}
+
+func (q *quorumLock) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duration) error {
+	start := q.cfg.Now()
+	n := q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
+		d, err := extend.Run(ctx, c, []string{lockimpl.KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
+		return d == 1, err
+	})
+	need := q.quorum()
+	if q.extendAny {
+		need = 1
+	}
+	drift := ttl/100 + 2*time.Millisecond
+	if n < need || ttl-q.cfg.Now().Sub(start)-drift <= 0 {
+		return lockimpl.ErrNotHeld
+	}
+	l.Validity, l.ValidUntil = ttl-q.cfg.Now().Sub(start)-drift, start.Add(ttl-drift)
+	return nil
+}
+
+func (q *quorumLock) Close() error {
+	for _, c := range q.nodes {
+		c.Close()
+	}
+	return nil
+}

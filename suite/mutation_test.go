@@ -33,6 +33,7 @@ var mutations = []struct {
 	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
 	{"extend/partition", "broken-swallow-extend-error", "broken-correct"},
 	{"renewal/keeps-live-holder", "broken-no-renewal", "redisson"},
+	{"extend/majority-restart", "broken-extend-any-master", "redlock"},
 }
 
 // TestMutations runs every property against its broken and its correct

@@ -43,4 +43,6 @@ func init() {
 	register(Property{Name: "renewal/keeps-live-holder", Scenario: "renewal-keeps-live-holder", Requires: lockimpl.CapWatchdog,
 		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
 		Explanation: "the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"})
+	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
+		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 }
