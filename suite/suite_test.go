@@ -67,3 +67,28 @@ func TestLoadForFitsTheTopology(t *testing.T) {
 		t.Errorf("failover property runs on %s, want replicated", sc.Topology.Kind)
 	}
 }
+
+// The promise table names only properties the suite has, and each listed
+// violation is of a property that applies to the lock.
+func TestPromiseTableNamesRealProperties(t *testing.T) {
+	for lock, props := range violations {
+		info, ok := lockimpl.Lookup(lock)
+		if !ok {
+			t.Errorf("promise table: unknown lock %s", lock)
+			continue
+		}
+		for name := range props {
+			if name == "*" {
+				continue
+			}
+			p, ok := Lookup(name)
+			if !ok {
+				t.Errorf("promise table: %s: unknown property %s", lock, name)
+				continue
+			}
+			if o, why := Expected(info, p); o != Violated {
+				t.Errorf("promise table: %s violates %s, but it does not apply: %s", lock, name, why)
+			}
+		}
+	}
+}
