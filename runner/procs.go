@@ -245,7 +245,7 @@ func (p *proc) read(out io.Reader) {
 		case "ready":
 			p.ready <- m
 		case "renew":
-			p.r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
+			p.r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: p.r.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
 		case "stopping":
 			p.r.failpointStop(p, m)
 		case worker.TypeFired:
