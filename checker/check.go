@@ -50,6 +50,8 @@ var passes = []pass{
 	{"corruption", corruptionPass},
 	{"stuck", stuckPass},
 	{"unknown", unknownPass},
+	{"not-exercised", func(in *input) []Finding { return NotExercised(in.events) }},
+	{"unavailable", func(in *input) []Finding { return Unavailable(in.events) }},
 }
 
 // Check runs every pass over a history. events are ordered by time in place

@@ -470,7 +470,7 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 	case "ready":
 		p.fault(line, b, fmt.Errorf("ready after ready"))
 	case "renew":
-		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
+		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: r.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
 	case "stopping":
 		r.failpointStop(p, m)
 	case worker.TypeFired:

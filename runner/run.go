@@ -90,12 +90,15 @@ type run struct {
 	info      RunInfo
 	lockInfo  lockimpl.Info // the lock as the worker declared it (or its registration)
 
-	mu       sync.Mutex
-	procs    map[string]*proc
-	holder   string
-	waiters  map[string][]waiter
-	protoErr []string
-	cycle    int
+	mu     sync.Mutex
+	procs  map[string]*proc
+	holder string
+	// lastLease is each worker's latest grant (key, lease), for release_old.
+	lastLease map[*proc][2]string
+	leaseKey  map[string]string // the key of every lease the workload named
+	waiters   map[string][]waiter
+	protoErr  []string
+	cycle     int
 
 	gate *gate
 	opID int64
@@ -277,7 +280,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.RunID == "" {
 		opt.RunID = NewRunID()
 	}
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
 	r.dir = ReportDir(opt, sc, r.id)
 	if rn := sc.Nemesis.Random; rn != nil {
 		// The seed is fixed now, so the scenario written below is the
@@ -540,6 +543,9 @@ func (r *run) protocolError(msg string) {
 }
 
 func (r *run) recordAccess(e history.Event) {
+	if e.Key == "" {
+		e.Key = r.keyOf(e.Lease) // a worker that does not send the key
+	}
 	r.hist.Append(e)
 	if !e.Rejected {
 		r.signal(e.Access, e.Process)

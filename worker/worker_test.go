@@ -114,7 +114,7 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 	if m := recv(); m.Status != StatusOK {
 		t.Fatalf("release: %+v", m)
 	}
-	if res.Value() != 1 || len(accesses) != 2 || accesses[0].Lease != "L1" {
+	if res.ValueOf("order") != 1 || len(accesses) != 2 || accesses[0].Lease != "L1" || accesses[0].Key != "order" {
 		t.Fatalf("resource value %d, accesses %+v", res.Value(), accesses)
 	}
 

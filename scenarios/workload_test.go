@@ -1,0 +1,39 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+)
+
+// The round shapes of the property suite are bounded and explained.
+func TestWorkloadRoundShapesAreValidated(t *testing.T) {
+	base := `name: w
+topology: {kind: standalone}
+lock: {name: single, ttl: 1s}
+workload: {clients: 2, hold: 10ms, WL}
+nemesis: {steps: [{sleep: 1s}]}
+expect: [safe]
+`
+	for wl, want := range map[string]string{
+		"keys: 65":                      "w.yaml:4: workload.keys: want 0 to 64 keys, got 65",
+		"extends: 2":                    "w.yaml:4: workload.extend_every: want a duration between 1ms and 1h when extends > 0",
+		"extends: 101":                  "workload.extends: want 0 to 100 extends per round, got 101",
+		"hold_until_valid: 2h":          "workload.hold_until_valid: want 0 (off) to 1h",
+		"extends: 2, extend_every: 1ms": "",
+	} {
+		_, err := Parse("w.yaml", []byte(strings.Replace(base, "WL", wl, 1)))
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", wl, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: got %v, want %q", wl, err, want)
+		}
+	}
+	sc, err := Parse("w.yaml", []byte(strings.Replace(base, "WL", "keys: 3, extends: 2, extend_every: 300ms, hold_until_valid: 150ms, release_old: true", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := sc.Workload; w.Keys != 3 || w.Extends != 2 || w.ExtendEvery.D().Milliseconds() != 300 || w.HoldUntilValid.D().Milliseconds() != 150 || !w.ReleaseOld {
+		t.Fatalf("parsed %+v", w)
+	}
+}
