@@ -34,6 +34,7 @@ commands:
   run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
   check <report-dir>         re-check a recorded history.jsonl and print the verdict
   report <report-dir>        re-check and rewrite the report files from history.jsonl
+  suite -lock NAME           run the property suite against one lock: its report card, junit.xml, a baseline gate
   claims                     run the whole catalogue (every claim, every variant) and write claims.md and claims.png
   list                       list scenarios, locks and faults
   clean                      remove containers, networks and temp dirs left by killed runs
@@ -61,6 +62,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdList(stdout)
 	case "claims":
 		return cmdClaims(args[1:], stdout, stderr)
+	case "suite":
+		return cmdSuite(args[1:], stdout, stderr)
 	case "clean":
 		return cmdClean(stdout, stderr)
 	case "-h", "--help", "help":

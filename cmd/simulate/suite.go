@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/suite"
+)
+
+// cmdSuite runs the property suite against one lock and prints its report
+// card; with -baseline it is a regression gate.
+func cmdSuite(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt runner.SuiteOptions
+	fs.StringVar(&opt.Lock, "lock", "", "the lock to test (a built-in, see `simulate list`; with -worker, the worker's lock name)")
+	worker := fs.String("worker", "", "start this command as the worker instead of the built-in one (it speaks docs/PROTOCOL.md); split at spaces")
+	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
+	fs.IntVar(&opt.Parallel, "parallel", 2, "properties run at the same time (1 to 8)")
+	baseline := fs.String("baseline", "", "compare with this baseline: exit 1 when a property that held now fails")
+	writeBaseline := fs.String("write-baseline", "", "write this run's outcomes to this baseline file")
+	fs.BoolVar(&opt.Short, "short", false, "half the fault cycles of every property")
+	fs.IntVar(&opt.Cycles, "cycles", 0, "override every property's number of fault cycles")
+	fs.StringVar(&opt.ReportsDir, "reports", "reports", "report root: the card goes to <reports>/suite/<lock>/<run-id>/")
+	only := fs.String("only", "", "comma-separated property names or prefixes to run (default: all)")
+	skip := fs.String("skip", "", "comma-separated property names or prefixes not to run")
+	timeout := fs.Duration("timeout", runner.SuiteTimeout, "bound on each property's run")
+	list := fs.Bool("list", false, "list the properties (with -lock: which apply) and exit")
+	verbose := fs.Bool("v", false, "print each run's progress lines")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simulate suite: unexpected argument %q (flags only)\n", fs.Arg(0))
+		return 2
+	}
+	if *list {
+		return listProperties(opt.Lock, stdout, stderr)
+	}
+	switch opt.Backend {
+	case "auto", "docker", "process":
+	default:
+		fmt.Fprintf(stderr, "simulate suite: -backend %q is not allowed (allowed: docker, process, auto)\n", opt.Backend)
+		return 2
+	}
+	if opt.Parallel < 1 || opt.Parallel > 8 {
+		fmt.Fprintf(stderr, "simulate suite: -parallel %d: want 1 to 8\n", opt.Parallel)
+		return 2
+	}
+	if opt.Cycles < 0 || opt.Cycles > 1000 {
+		fmt.Fprintf(stderr, "simulate suite: -cycles %d: want 0 (the property's own) to 1000\n", opt.Cycles)
+		return 2
+	}
+	if *timeout < time.Second || *timeout > 24*time.Hour {
+		fmt.Fprintf(stderr, "simulate suite: -timeout %v: want 1s to 24h\n", *timeout)
+		return 2
+	}
+	opt.Timeout = *timeout
+	opt.Only, opt.Skip = splitList(*only), splitList(*skip)
+	if *worker != "" {
+		opt.WorkerCommand = strings.Fields(*worker)
+	}
+	if opt.Lock == "" {
+		fmt.Fprintf(stderr, "simulate suite: -lock is required (locks: %s)\n", strings.Join(lockimpl.Names(), ", "))
+		return 2
+	}
+	info, ok := lockimpl.Lookup(opt.Lock)
+	if !ok {
+		fmt.Fprintf(stderr, "simulate suite: -lock: unknown lock %q (known: %s)\n", opt.Lock, strings.Join(lockimpl.Names(), ", "))
+		return 2
+	}
+	opt.Info = info
+	if _, _, err := runner.SelectProperties(info, opt.Only, opt.Skip); err != nil {
+		fmt.Fprintf(stderr, "simulate suite: %v\n", err)
+		return 2
+	}
+	// The baseline is read before anything starts.
+	var base *card.Baseline
+	if *baseline != "" {
+		var err error
+		base, err = card.ReadBaseline(*baseline, func(p string) bool { _, ok := suite.Lookup(p); return ok })
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+	}
+	if *verbose {
+		opt.Log = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	c, dir, err := runner.RunSuite(ctx, opt, func(done, total int, r card.Row) {
+		line := fmt.Sprintf("[%d/%d] %-32s %s", done, total, r.Property, r.Summary())
+		if r.Duration > 0 {
+			line += fmt.Sprintf("  (%v)", r.Duration.Round(time.Second))
+		}
+		if r.Outcome == card.Violated || r.Outcome == card.HarnessError {
+			if r.Report != "" {
+				line += "\n      report: " + r.Report
+			}
+		}
+		fmt.Fprintln(stdout, line)
+	})
+	if c == nil {
+		fmt.Fprintf(stderr, "simulate suite: %v\n", err)
+		return 2
+	}
+	fmt.Fprintln(stdout)
+	fmt.Fprint(stdout, c.Text())
+	fmt.Fprintf(stdout, "card: %s/suite.md (suite.html, suite.png, suite.json, junit.xml)\n", dir)
+	code := 0
+	if err != nil {
+		fmt.Fprintf(stderr, "simulate suite: %v\n", err)
+		code = 2
+	}
+	if ctx.Err() != nil {
+		code = 2
+	}
+	if base != nil {
+		d := base.Compare(c)
+		fmt.Fprint(stdout, d.Text(*baseline))
+		code = max(code, d.Exit())
+	} else {
+		switch {
+		case c.Count(card.HarnessError) > 0:
+			code = 2
+		case c.Count(card.Violated) > 0:
+			code = max(code, 1)
+		}
+	}
+	if *writeBaseline != "" {
+		if err := card.WriteBaseline(*writeBaseline, c); err != nil {
+			fmt.Fprintf(stderr, "simulate suite: -write-baseline: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "baseline written to %s\n", *writeBaseline)
+	}
+	return code
+}
+
+// listProperties prints the suite, and for a lock which properties apply.
+func listProperties(lock string, stdout, stderr io.Writer) int {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	var info lockimpl.Info
+	if lock != "" {
+		var ok bool
+		if info, ok = lockimpl.Lookup(lock); !ok {
+			fmt.Fprintf(stderr, "simulate suite: -lock: unknown lock %q (known: %s)\n", lock, strings.Join(lockimpl.Names(), ", "))
+			return 2
+		}
+		fmt.Fprintln(tw, "PROPERTY\tNEEDS\tREQUIRES\tFOR "+lock+"\tPROMISE")
+	} else {
+		fmt.Fprintln(tw, "PROPERTY\tNEEDS\tREQUIRES\tPROMISE")
+	}
+	for _, p := range suite.All() {
+		needs, req := strings.Join(p.Needs, ","), p.Requires
+		if needs == "" {
+			needs = "any"
+		}
+		if req == "" {
+			req = "-"
+		}
+		if lock != "" {
+			verdict := "runs"
+			if ok, why := p.Applies(info); !ok {
+				verdict = "not claimed (" + why + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, needs, req, verdict, p.Explanation)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Name, needs, req, p.Explanation)
+		}
+	}
+	tw.Flush()
+	return 0
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
