@@ -105,6 +105,8 @@ type Card struct {
 	Started  time.Time     `json:"started"`
 	Duration time.Duration `json:"duration_ns"`
 	Rows     []Row         `json:"rows"`
+	// Dir is the folder the card was written to (not serialised).
+	Dir string `json:"-"`
 }
 
 // Sort orders the rows by property name.

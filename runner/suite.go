@@ -291,6 +291,7 @@ func RunSuite(ctx context.Context, opt SuiteOptions, progress func(done, total i
 		}
 	}
 	c.Sort()
+	c.Dir = dir
 	// The files hold report paths relative to the card's folder.
 	rel := *c
 	rel.Rows = append([]card.Row(nil), c.Rows...)
