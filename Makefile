@@ -3,6 +3,8 @@
 #   make scenario name=master-failover   run one scenario (installs what it needs)
 #   make test                            unit and integration tests
 #   make claims                          the whole catalogue -> claims.md, claims.png
+#   make suite lock=single               one lock's report card (the property suite)
+#   make cards                           every built-in lock's card -> cards.md, cards.png
 #   make bench                           acquire+release pairs/s per lock
 #   make clean                           remove what killed runs left behind
 
@@ -11,10 +13,11 @@ GO ?= go
 BIN := bin/simulate
 backend ?= auto
 name ?= master-failover
+lock ?= single
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims bench clean vet
+.PHONY: all deps build shim image scenario test claims suite cards bench clean vet
 
 all: build
 
@@ -49,9 +52,20 @@ scenario: build image
 test: build image
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
+	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
 
 claims: build image
 	./$(BIN) claims -backend $(backend) -parallel 2 $(ARGS)
+
+# One lock's report card: reports/suite/<lock>/<run-id>/ (suite.md, .html,
+# .png, .json, junit.xml). Exit 0 all held, 1 a property violated, 2 harness.
+suite: build image
+	./$(BIN) suite -lock $(lock) -backend $(backend) $(ARGS)
+
+# Every built-in lock's card and the lock × property table.
+cards: build image
+	./$(BIN) cards -backend $(backend) -parallel 2 $(ARGS)
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/

@@ -239,7 +239,9 @@ func Run(t *testing.T, lock string, opts Options) {
 			case card.Held:
 				t.Logf("held: %s (%v)", p.Explanation, row.Duration.Round(time.Second))
 				if !o.KeepReports && row.Report != "" {
-					os.RemoveAll(filepath.Dir(row.Report))
+					run := filepath.Dir(row.Report)
+					os.RemoveAll(run)
+					os.Remove(filepath.Dir(run)) // the scenario's folder, when it is now empty
 				}
 			case card.Violated:
 				t.Error(Explain(row))

@@ -35,6 +35,7 @@ commands:
   check <report-dir>         re-check a recorded history.jsonl and print the verdict
   report <report-dir>        re-check and rewrite the report files from history.jsonl
   suite -lock NAME           run the property suite against one lock: its report card, junit.xml, a baseline gate
+  cards [-locks a,b]         the suite against every built-in lock: each card and a lock × property table (cards.md, cards.png)
   claims                     run the whole catalogue (every claim, every variant) and write claims.md and claims.png
   list                       list scenarios, locks and faults
   clean                      remove containers, networks and temp dirs left by killed runs
@@ -64,6 +65,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdClaims(args[1:], stdout, stderr)
 	case "suite":
 		return cmdSuite(args[1:], stdout, stderr)
+	case "cards":
+		return cmdCards(args[1:], stdout, stderr)
 	case "clean":
 		return cmdClean(stdout, stderr)
 	case "-h", "--help", "help":

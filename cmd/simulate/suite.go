@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -193,4 +195,106 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// cmdCards runs the suite against several locks (default: every built-in
+// one), one after the other, and writes each card plus the side-by-side
+// table lock × property (cards.md and cards.png).
+func cmdCards(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cards", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opt runner.SuiteOptions
+	locks := fs.String("locks", "", "comma-separated locks (default: every built-in lock)")
+	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto")
+	fs.IntVar(&opt.Parallel, "parallel", 2, "properties run at the same time (1 to 8)")
+	fs.BoolVar(&opt.Short, "short", false, "half the fault cycles of every property")
+	fs.IntVar(&opt.Cycles, "cycles", 0, "override every property's number of fault cycles")
+	fs.StringVar(&opt.ReportsDir, "reports", "reports", "report root: each card goes to <reports>/suite/<lock>/<run-id>/")
+	only := fs.String("only", "", "comma-separated property names or prefixes to run (default: all)")
+	skip := fs.String("skip", "", "comma-separated property names or prefixes not to run")
+	md := fs.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simulate cards: unexpected argument %q (flags only)\n", fs.Arg(0))
+		return 2
+	}
+	switch opt.Backend {
+	case "auto", "docker", "process":
+	default:
+		fmt.Fprintf(stderr, "simulate cards: -backend %q is not allowed (allowed: docker, process, auto)\n", opt.Backend)
+		return 2
+	}
+	if opt.Parallel < 1 || opt.Parallel > 8 {
+		fmt.Fprintf(stderr, "simulate cards: -parallel %d: want 1 to 8\n", opt.Parallel)
+		return 2
+	}
+	names := splitList(*locks)
+	if len(names) == 0 {
+		names = lockimpl.Names()
+	}
+	var infos []lockimpl.Info
+	for _, n := range names {
+		info, ok := lockimpl.Lookup(n)
+		if !ok {
+			fmt.Fprintf(stderr, "simulate cards: -locks: unknown lock %q (known: %s)\n", n, strings.Join(lockimpl.Names(), ", "))
+			return 2
+		}
+		infos = append(infos, info)
+	}
+	opt.Only, opt.Skip = splitList(*only), splitList(*skip)
+	if _, _, err := runner.SelectProperties(lockimpl.Info{}, opt.Only, opt.Skip); err != nil {
+		fmt.Fprintf(stderr, "simulate cards: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	var cards []*card.Card
+	var dirs []string
+	code := 0
+	for _, info := range infos {
+		if ctx.Err() != nil {
+			break
+		}
+		o := opt
+		o.Lock, o.Info = info.Name, info
+		c, dir, err := runner.RunSuite(ctx, o, func(done, total int, r card.Row) {
+			fmt.Fprintf(stdout, "%-16s [%d/%d] %-32s %s\n", info.Name, done, total, r.Property, r.Summary())
+		})
+		if err != nil {
+			fmt.Fprintf(stderr, "simulate cards: %s: %v\n", info.Name, err)
+			code = 2
+		}
+		if c == nil {
+			continue
+		}
+		fmt.Fprintf(stdout, "%-16s %s in %v: %s\n", info.Name, c.Tally(), c.Duration.Round(time.Second), dir)
+		if c.Count(card.HarnessError) > 0 {
+			code = 2
+		}
+		cards, dirs = append(cards, c), append(dirs, dir)
+	}
+	// The table links with paths relative to it; the cards hold paths
+	// relative to their own folders.
+	for i, c := range cards {
+		rel := *c
+		rel.Rows = append([]card.Row(nil), c.Rows...)
+		for j := range rel.Rows {
+			if r, err := filepath.Rel(dirs[i], rel.Rows[j].Report); err == nil && rel.Rows[j].Report != "" {
+				rel.Rows[j].Report = r
+			}
+		}
+		cards[i] = &rel
+	}
+	png := strings.TrimSuffix(*md, filepath.Ext(*md)) + ".png"
+	if err := reports.WriteCardsTable(*md, png, cards, dirs); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "%d cards; wrote %s and %s\n", len(cards), *md, png)
+	if ctx.Err() != nil {
+		return 2
+	}
+	return code
 }
