@@ -30,6 +30,8 @@ func Check(events []history.Event, opt Options) *Result {
 	corr, lin := Corruption(events)
 	r.Linearizable = lin
 	findings = append(findings, corr...)
+	findings = append(findings, NotExercised(events)...)
+	findings = append(findings, Unavailable(events)...)
 	if opt.StuckAfter > 0 {
 		findings = append(findings, Stuck(events, r.Holds, opt.StuckAfter)...)
 	}

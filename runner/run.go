@@ -77,12 +77,14 @@ type run struct {
 	clus      *cluster.Cluster
 	workerLog *os.File
 
-	mu       sync.Mutex
-	procs    map[string]*proc
-	holder   string
-	waiters  map[string][]waiter
-	protoErr []string
-	cycle    int
+	mu     sync.Mutex
+	procs  map[string]*proc
+	holder string
+	// lastLease is each worker's latest grant (key, lease), for release_old.
+	lastLease map[*proc][2]string
+	waiters   map[string][]waiter
+	protoErr  []string
+	cycle     int
 
 	gate *gate
 	opID int64
@@ -187,7 +189,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, waiters: map[string][]waiter{}, gate: newGate()}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err

@@ -99,6 +99,31 @@ func (p Property) Load() (*scenarios.Scenario, error) {
 	return scenarios.Parse(path.Join("suite", p.Scenario+".yaml"), data)
 }
 
+// LoadFor parses the property's scenario and fits it to one lock: the
+// scenarios are written for a single-master lock on a standalone node; a lock
+// that needs independent masters runs them on 3 masters, an etcd lock on an
+// etcd node (steps target clients, or nodes by role or "all", so they fit
+// every topology). A property written for another topology (replicated, for
+// failover) keeps it. The lock name is set to info.Name.
+func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
+	sc, err := p.Load()
+	if err != nil {
+		return nil, err
+	}
+	if info.Name != "" {
+		sc.Lock.Name = info.Name
+	}
+	if sc.Topology.Kind == "standalone" {
+		switch info.Needs {
+		case "masters":
+			sc.Topology.Kind, sc.Topology.Masters = "masters", 3
+		case "etcd":
+			sc.Topology.Kind = "etcd"
+		}
+	}
+	return sc, nil
+}
+
 func containsStr(xs []string, x string) bool {
 	for _, v := range xs {
 		if v == x {

@@ -218,6 +218,8 @@ func (w *Worker) hit(name string) {
 	if !trigger {
 		return
 	}
+	// Say so first: a crash leaves no other trace of which failpoint fired.
+	w.send(Message{Type: TypeFired, Name: name, Action: fp.action})
 	switch fp.action {
 	case "crash":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -313,10 +315,9 @@ func (w *Worker) do(c Command) Message {
 			return fail(m, "unknown lease "+c.Lease)
 		}
 		w.hit("before-release")
+		// The lease stays known after its release: a client may release
+		// or extend an old lease again (the lock must refuse it).
 		err := lk.Release(ctx, l)
-		w.mu.Lock()
-		delete(w.leases, c.Lease)
-		w.mu.Unlock()
 		if err != nil {
 			return outcome(m, err, lockimpl.ErrNotHeld)
 		}
@@ -343,7 +344,9 @@ func (w *Worker) do(c Command) Message {
 // criticalSection reads the resource, holds for HoldMs, and writes back the
 // value plus one, passing the lease's fencing token on both accesses.
 func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Message {
-	v, err := w.res.Read(w.client, c.Lease, l.Fence)
+	// The register is the lease's key (the name the lock guards): one
+	// register per key.
+	v, err := w.res.ReadKey(l.Resource, w.client, c.Lease, l.Fence)
 	if err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
@@ -355,7 +358,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	w.hit("cs-after-read")
 	time.Sleep(time.Duration(c.HoldMs) * time.Millisecond)
 	w.hit("cs-before-write")
-	if err := w.res.Write(w.client, c.Lease, l.Fence, v+1); err != nil {
+	if err := w.res.WriteKey(l.Resource, w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
 			return m
@@ -391,9 +394,12 @@ func outcome(m Message, err, definite error) Message {
 }
 
 // skewClock is the lock's clock: real time plus an offset the harness sets
-// (a client clock jump).
+// (a client clock jump). It is a wall-clock reading without Go's monotonic
+// reading (Round(0)), as a clock read from another language or from the
+// system would be: a lock that measures elapsed time or validity with it
+// sees the jump, so a lock whose validity depends on wall time is exposed.
 type skewClock struct{ offset atomic.Int64 }
 
 func (c *skewClock) Now() time.Time {
-	return time.Now().Add(time.Duration(c.offset.Load()))
+	return time.Now().Round(0).Add(time.Duration(c.offset.Load()))
 }
