@@ -234,7 +234,7 @@ func Run(t *testing.T, lock string, opts Options) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
 			defer cancel()
-			row := runner.RunProperty(ctx, p, ro, testing.Short() || o.Short)
+			row := runner.RunProperty(ctx, p, info, ro, testing.Short() || o.Short)
 			switch row.Outcome {
 			case card.Held:
 				t.Logf("held: %s (%v)", p.Explanation, row.Duration.Round(time.Second))

@@ -103,20 +103,24 @@ func anyMatch(name string, pats []string) bool {
 	return false
 }
 
-// RunProperty runs one property of the suite against opt.Lock and makes
-// its card row. Report is the run's report.md as a path under
+// RunProperty runs one property of the suite against a lock (info, also
+// opt.Lock), its scenario fitted to the lock's topology, and makes its
+// card row. Report is the run's report.md as a path under
 // opt.ReportsDir. It never returns a "not claimed" row: the caller has
 // already decided that the property applies.
-func RunProperty(ctx context.Context, p suite.Property, opt Options, short bool) card.Row {
+func RunProperty(ctx context.Context, p suite.Property, info lockimpl.Info, opt Options, short bool) card.Row {
 	started := time.Now()
 	row := card.Row{Property: p.Name, Explanation: p.Explanation, Scenario: p.Scenario}
 	fail := func(err error) card.Row {
 		row.Outcome, row.Finding, row.Duration = card.HarnessError, oneLine(err.Error()), time.Since(started)
 		return row
 	}
-	sc, err := p.Load()
+	sc, err := p.LoadFor(info)
 	if err != nil {
 		return fail(err)
+	}
+	if opt.Lock == "" {
+		opt.Lock = info.Name
 	}
 	if short && opt.Cycles == 0 {
 		opt.Cycles = (sc.Nemesis.Cycles + 1) / 2
@@ -274,7 +278,7 @@ func RunSuite(ctx context.Context, opt SuiteOptions, progress func(done, total i
 			defer func() { <-sem; wg.Done() }()
 			pctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 			defer cancel()
-			emit(RunProperty(pctx, p, po, opt.Short))
+			emit(RunProperty(pctx, p, info, po, opt.Short))
 		}()
 	}
 	wg.Wait()

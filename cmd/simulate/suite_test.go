@@ -72,14 +72,14 @@ func TestSuiteRegressionGate(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "baseline.txt")
 	reps := filepath.Join(dir, "reports")
-	common := []string{"-backend", "process", "-only", "exclusion/no-faults", "-cycles", "2", "-reports", reps}
+	common := []string{"-backend", "process", "-only", "exclusion/no-faults,stale/write-fenced", "-cycles", "2", "-reports", reps}
 
 	code, out, errs := run(append([]string{"suite", "-lock", "single", "-write-baseline", base}, common...)...)
 	if code != 0 {
 		t.Fatalf("correct lock: exit %d\n%s\n%s", code, out, errs)
 	}
 	data, err := os.ReadFile(base)
-	if err != nil || !strings.Contains(string(data), "exclusion/no-faults  held") {
+	if err != nil || !strings.Contains(string(data), "exclusion/no-faults  held\nstale/write-fenced   not-claimed\n") {
 		t.Fatalf("baseline: %v\n%s", err, data)
 	}
 	checkJUnit(t, filepath.Join(reps, "suite", "single"))
