@@ -314,7 +314,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 	if err != nil {
 		return lockimpl.Endpoints{}, err
 	}
-	info, _ := lockimpl.Lookup(r.sc.Lock.Name)
+	info := r.lockInfo
 	var ep lockimpl.Endpoints
 	data := r.clus.DataNodes()
 	switch info.Needs {

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,30 +22,63 @@ import (
 // errDead means the worker process is gone.
 var errDead = errors.New("worker process died")
 
+// DefaultWorkerTimeout bounds how long a worker may take to answer init.
+const DefaultWorkerTimeout = 20 * time.Second
+
 // proc is one worker process and the harness's end of its protocol.
 type proc struct {
-	name string
-	r    *run
-	cmd  *exec.Cmd
-	in   io.WriteCloser
+	name  string
+	label string // "worker c1 (COMMAND)" for error messages
+	r     *run   // nil while describing a worker outside a run
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	tail  *tailBuffer // the end of the worker's stderr
 
 	mu      sync.Mutex
 	pending map[int64]chan worker.Message
-	ready   chan worker.Message
-	dead    chan struct{}
-	inMu    sync.Mutex
+	// hs gets the answer to init: ready, an error message, or a protocol
+	// fault (first one wins).
+	hs         chan handshake
+	started    atomic.Bool // ready was received and accepted
+	dead       chan struct{}
+	readerDone chan struct{}
+	inMu       sync.Mutex
 }
 
-// startProc launches a worker and sends it init.
-func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
-	argv := r.opt.WorkerCommand
-	if len(argv) == 0 {
-		self, err := os.Executable()
-		if err != nil {
-			return nil, err
-		}
-		argv = []string{self}
+type handshake struct {
+	m   worker.Message
+	err error
+}
+
+// workerArgv is the command that starts a worker: the user's, or this
+// executable (which must call worker.Main when worker.IsWorker()).
+func workerArgv(command []string) ([]string, error) {
+	if len(command) > 0 {
+		return command, nil
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return []string{self}, nil
+}
+
+// workerLabel names a worker in messages: client name and command.
+func workerLabel(name string, command []string) string {
+	if len(command) == 0 {
+		return fmt.Sprintf("worker %s (built-in)", name)
+	}
+	return fmt.Sprintf("worker %s (%s)", name, JoinCommand(command))
+}
+
+// spawn starts a worker process in its own process group and its reader.
+func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, error) {
+	argv, err := workerArgv(command)
+	if err != nil {
+		return nil, err
+	}
+	p := &proc{name: name, label: workerLabel(name, command), r: r, pending: map[int64]chan worker.Message{},
+		hs: make(chan handshake, 1), dead: make(chan struct{}), readerDone: make(chan struct{}), tail: &tailBuffer{max: 2048}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), worker.EnvRole+"=worker")
 	// Its own process group, as the nodes have: a worker stopped by
@@ -53,57 +87,195 @@ func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
 	// SIGHUP+SIGCONT for an orphaned group with a stopped member (the shell
 	// that started the harness exiting, e.g. `nohup simulate claims &`),
 	// and terminal job control (Ctrl-C, Ctrl-Z, fg) would reach it directly.
+	// The group is also what kill ends, children of a script included.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	cmd.Stderr = r.workerLog
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	cmd.Stderr = io.MultiWriter(stderr, p.tail)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
+	// Our own pipe rather than StdoutPipe: Wait must not close the read end
+	// before the reader has every line the worker wrote before it died.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	cmd.Stdout = pw
+	if err := cmd.Start(); err != nil {
+		in.Close()
+		pr.Close()
+		pw.Close()
+		return nil, fmt.Errorf("%s: cannot start: %w", p.label, err)
+	}
+	pw.Close()
+	p.cmd, p.in = cmd, in
+	go func() {
+		defer close(p.readerDone)
+		defer pr.Close()
+		defer func() {
+			if x := recover(); x != nil {
+				p.fault(0, nil, fmt.Errorf("reader panicked: %v", x))
+				p.killGroup()
+			}
+		}()
+		p.read(pr)
+	}()
+	go func() { cmd.Wait(); close(p.dead) }()
+	return p, nil
+}
+
+// startProc launches a worker for a client of the run and initialises it.
+func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
+	p, err := spawn(r.opt.WorkerCommand, name, r.workerLog, r)
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker %s: %w", name, err)
-	}
-	p := &proc{name: name, r: r, cmd: cmd, in: in, pending: map[int64]chan worker.Message{},
-		ready: make(chan worker.Message, 1), dead: make(chan struct{})}
-	go func() {
-		defer func() {
-			if x := recover(); x != nil {
-				r.protocolError(fmt.Sprintf("worker %s: reader panicked: %v", name, x))
-				p.cmd.Process.Kill()
-			}
-		}()
-		p.read(out)
-	}()
-	go func() { cmd.Wait(); close(p.dead) }()
 	ep, err := r.endpoints(name)
 	if err != nil {
 		p.kill()
 		return nil, err
 	}
 	init := worker.Command{Cmd: "init", Client: name, Lock: r.sc.Lock.Name, Options: r.sc.Lock.Options, Endpoints: ep, Resource: r.res.Addr()}
-	if err := p.Send(init); err != nil {
-		p.kill()
+	m, err := p.handshake(ctx, init, r.opt.workerTimeout())
+	if err != nil {
 		return nil, err
 	}
-	select {
-	case m := <-p.ready:
-		if m.Type == "error" {
-			p.kill()
-			return nil, fmt.Errorf("worker %s: %s", name, m.Error)
-		}
-	case <-p.dead:
-		return nil, fmt.Errorf("worker %s exited during init (see workers.log)", name)
-	case <-time.After(20 * time.Second):
+	if m.Lock != r.sc.Lock.Name {
 		p.kill()
-		return nil, fmt.Errorf("worker %s did not answer init within 20s", name)
-	case <-ctx.Done():
-		p.kill()
-		return nil, ctx.Err()
+		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, r.sc.Lock.Name)
 	}
 	return p, nil
+}
+
+func (o Options) workerTimeout() time.Duration {
+	if o.WorkerTimeout > 0 {
+		return o.WorkerTimeout
+	}
+	return DefaultWorkerTimeout
+}
+
+// handshake sends init and waits, at most timeout, for a valid ready. On
+// any failure the worker's process group is killed and the error names the
+// worker and, for a bad line, its stdout line number and text.
+func (p *proc) handshake(ctx context.Context, init worker.Command, timeout time.Duration) (worker.Message, error) {
+	fail := func(err error) (worker.Message, error) {
+		p.kill()
+		return worker.Message{}, err
+	}
+	if err := p.Send(init); err != nil {
+		// The worker may already be gone: say why if it said so.
+		select {
+		case <-p.dead:
+		case <-time.After(time.Second):
+		}
+		return fail(p.exitError())
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	var hs handshake
+	select {
+	case hs = <-p.hs:
+	case <-p.dead:
+		return fail(p.exitError())
+	case <-t.C:
+		return fail(fmt.Errorf("%s: no ready within %v after init (a worker must answer init with one ready line on stdout)%s", p.label, timeout, p.stderrNote()))
+	case <-ctx.Done():
+		return fail(ctx.Err())
+	}
+	if hs.err != nil {
+		return fail(hs.err)
+	}
+	if hs.m.Type == "error" {
+		return fail(fmt.Errorf("%s: init refused: %s%s", p.label, hs.m.Error, codeNote(hs.m.Code)))
+	}
+	if err := worker.ValidateReady(hs.m); err != nil {
+		return fail(fmt.Errorf("%s: %v", p.label, err))
+	}
+	p.started.Store(true)
+	return hs.m, nil
+}
+
+func codeNote(code string) string {
+	if code == "" {
+		return ""
+	}
+	return " (code " + code + ")"
+}
+
+// exitError explains a worker that died before ready: a protocol fault it
+// wrote first, else its exit status and the end of its stderr.
+func (p *proc) exitError() error {
+	<-p.dead
+	p.killGroup() // children holding stdout open would keep the reader waiting
+	select {
+	case <-p.readerDone:
+	case <-time.After(2 * time.Second):
+	}
+	select {
+	case hs := <-p.hs:
+		if hs.err != nil {
+			return hs.err
+		}
+		if hs.m.Type == "error" {
+			return fmt.Errorf("%s: init refused: %s%s", p.label, hs.m.Error, codeNote(hs.m.Code))
+		}
+	default:
+	}
+	return fmt.Errorf("%s: exited before ready (%v)%s", p.label, p.cmd.ProcessState, p.stderrNote())
+}
+
+func (p *proc) stderrNote() string {
+	t := strings.TrimSpace(p.tail.String())
+	if t == "" {
+		return ""
+	}
+	return fmt.Sprintf("; its stderr ends: %q", t)
+}
+
+// fault is a line of the worker's stdout that breaks the protocol. Before
+// ready it fails the start-up; after, it is a protocol error of the run.
+func (p *proc) fault(line int, text []byte, err error) {
+	msg := fmt.Sprintf("%s: stdout:%d: %v", p.label, line, err)
+	if text != nil {
+		msg += fmt.Sprintf(": %.200q", text)
+	}
+	if !p.started.Load() {
+		select {
+		case p.hs <- handshake{err: errors.New(msg)}:
+		default:
+		}
+		return
+	}
+	if p.r != nil {
+		p.r.protocolError(msg)
+	}
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, b...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
 }
 
 func (p *proc) Name() string { return p.name }
@@ -200,6 +372,9 @@ func (p *proc) call(ctx context.Context, c worker.Command, timeout time.Duration
 	defer t.Stop()
 	select {
 	case m := <-ch:
+		if m.Code == worker.CodeNotSupported && p.r != nil {
+			p.r.notExercised(p, c.Cmd+": "+m.Error)
+		}
 		return m, nil
 	case <-p.dead:
 		return worker.Message{}, errDead
@@ -210,65 +385,112 @@ func (p *proc) call(ctx context.Context, c worker.Command, timeout time.Duration
 	}
 }
 
-// read dispatches the worker's messages. A malformed line is recorded with
-// its line number and otherwise ignored.
+// read dispatches the worker's messages. Every line must be a valid
+// message (worker.DecodeMessage); a bad one is a fault naming its line.
 func (p *proc) read(out io.Reader) {
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		var m worker.Message
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: malformed message: %v: %.200q", p.name, line, err, sc.Text()))
+	lr := worker.NewLineReader(out)
+	for {
+		b, err := lr.Next()
+		line := lr.Line
+		if errors.Is(err, worker.ErrLineTooLong) {
+			p.fault(line, nil, fmt.Errorf("line longer than %d bytes", worker.MaxLine))
 			continue
 		}
-		switch m.Type {
-		case "reply":
+		if err != nil {
+			return
+		}
+		m, err := worker.DecodeMessage(b)
+		if err != nil {
+			p.fault(line, b, err)
+			continue
+		}
+		if !p.started.Load() {
+			switch m.Type {
+			case "ready", "error":
+				select {
+				case p.hs <- handshake{m: m}:
+				default:
+					p.fault(line, b, fmt.Errorf("a second answer to init"))
+				}
+			default:
+				p.fault(line, b, fmt.Errorf("%s before ready (the first message must answer init)", m.Type))
+			}
+			continue
+		}
+		p.dispatch(line, b, m)
+	}
+}
+
+// dispatch handles a message of a started worker.
+func (p *proc) dispatch(line int, b []byte, m worker.Message) {
+	r := p.r
+	if r == nil {
+		return // describing: nothing is expected after ready
+	}
+	switch m.Type {
+	case "reply":
+		p.mu.Lock()
+		ch := p.pending[m.Op]
+		p.mu.Unlock()
+		r.mu.Lock()
+		issued := m.Op > 0 && m.Op <= r.opID
+		r.mu.Unlock()
+		if ch == nil && !issued {
+			p.fault(line, b, fmt.Errorf("reply to op %d, which was never sent", m.Op))
+			return
+		}
+		if ch == nil {
+			// The harness gave up on this op (timeout or interrupt) and
+			// recorded it as info; the late answer is only noted.
+			r.hist.Append(history.Event{Kind: history.Note, Op: "late-reply", Process: p.name, OpID: m.Op, Detail: m.Status})
+			return
+		}
+		select {
+		case ch <- m:
+		default:
+			p.fault(line, b, fmt.Errorf("a second reply to op %d", m.Op))
+		}
+	case "ready":
+		p.fault(line, b, fmt.Errorf("ready after ready"))
+	case "renew":
+		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
+	case "stopping":
+		r.failpointStop(p, m)
+	case worker.TypeFired:
+		r.failpointFired(p, m)
+	case "error":
+		if m.Op != 0 {
 			p.mu.Lock()
 			ch := p.pending[m.Op]
 			p.mu.Unlock()
-			p.r.mu.Lock()
-			issued := m.Op > 0 && m.Op <= p.r.opID
-			p.r.mu.Unlock()
-			if ch == nil && !issued {
-				p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: reply to op %d, which was never sent", p.name, line, m.Op))
-				continue
-			}
-			if ch == nil {
-				// The harness gave up on this op (timeout or interrupt) and
-				// recorded it as info; the late answer is only noted.
-				p.r.hist.Append(history.Event{Kind: history.Note, Op: "late-reply", Process: p.name, OpID: m.Op, Detail: m.Status})
-				continue
-			}
-			ch <- m
-		case "ready":
-			p.ready <- m
-		case "renew":
-			p.r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
-		case "stopping":
-			p.r.failpointStop(p, m)
-		case worker.TypeFired:
-			p.r.failpointFired(p, m)
-		case "error":
-			if m.Op != 0 {
-				p.mu.Lock()
-				ch := p.pending[m.Op]
-				p.mu.Unlock()
-				if ch != nil {
-					ch <- worker.Message{Type: "reply", Op: m.Op, Status: worker.StatusFail, Error: m.Error}
-					continue
+			if ch != nil {
+				select {
+				case ch <- worker.Message{Type: "reply", Op: m.Op, Status: worker.StatusFail, Error: m.Error, Code: m.Code}:
+				default:
+					p.fault(line, b, fmt.Errorf("an error for op %d, which already has its reply", m.Op))
 				}
+				return
 			}
-			select {
-			case p.ready <- m:
-			default:
-				p.r.protocolError(fmt.Sprintf("worker %s: %s", p.name, m.Error))
+		}
+		if m.Code == worker.CodeNotSupported && m.Name != "" {
+			// A failpoint the worker cannot hit: the step did not happen.
+			// Disarming one is no loss.
+			if m.Action != "off" {
+				r.notExercised(p, "failpoint "+m.Name+" "+m.Action+": "+m.Error)
 			}
-		default:
-			p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: unknown message type %q (allowed: ready, reply, renew, stopping, fired, error)", p.name, line, m.Type))
+			return
+		}
+		if r != nil {
+			r.protocolError(fmt.Sprintf("%s refused a command: %s%s", p.label, m.Error, codeNote(m.Code)))
 		}
 	}
+}
+
+// notExercised records that a worker could not do what a step asked: a
+// note {op: not-exercised}. The step's fault did not happen, so whatever
+// it was meant to exercise was not exercised.
+func (r *run) notExercised(p *proc, detail string) {
+	r.hist.Append(history.Event{Kind: history.Note, Op: "not-exercised", Process: p.name, Detail: detail, Cycle: r.currentCycle()})
 }
 
 // failpointFired records that an armed failpoint triggered in a worker: a
@@ -278,19 +500,32 @@ func (r *run) failpointFired(p *proc, m worker.Message) {
 	r.hist.Append(history.Event{Kind: history.Note, Op: "failpoint-fired", Process: p.name, Detail: m.Name + " " + m.Action, Cycle: r.currentCycle()})
 }
 
-// kill ends the process for good (SIGKILL works on a stopped process too).
+// kill ends the worker and everything in its process group for good
+// (SIGKILL works on a stopped process too).
 func (p *proc) kill() {
-	p.cmd.Process.Signal(syscall.SIGKILL)
+	p.killGroup()
 	<-p.dead
 }
 
-// shutdown asks politely, then kills.
+// killGroup sends SIGKILL to the worker's process group. The group id is
+// the worker's pid, which the kernel does not hand out again while the
+// group has a member.
+func (p *proc) killGroup() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// shutdown asks politely, then kills; whatever the worker left in its
+// group is killed too.
 func (p *proc) shutdown() {
 	p.Send(worker.Command{Cmd: "shutdown"})
 	p.in.Close()
 	select {
 	case <-p.dead:
 	case <-time.After(3 * time.Second):
-		p.kill()
 	}
+	// After a clean exit this only reaches children the worker left in its
+	// group (the group id cannot have been reused while they live).
+	p.kill()
 }

@@ -35,8 +35,16 @@ type Options struct {
 	Cycles     int    // override the number of cycles
 	Seed       int64  // random nemesis seed override (0: the scenario's, or time)
 	// WorkerCommand starts a worker (default: this executable, which must
-	// call worker.Main when worker.IsWorker()).
+	// call worker.Main when worker.IsWorker()). An external worker declares
+	// its lock in ready (docs/PROTOCOL.md); its lock need not be registered
+	// here.
 	WorkerCommand []string
+	// WorkerInfo is what the external worker declared (Describe). When nil
+	// and WorkerCommand is set, PrepareScenario and Run ask the worker.
+	WorkerInfo *lockimpl.Info
+	// WorkerTimeout bounds how long a worker may take to answer init
+	// (default DefaultWorkerTimeout).
+	WorkerTimeout time.Duration
 	Log           io.Writer // progress lines (default: discard)
 }
 
@@ -76,6 +84,7 @@ type run struct {
 	res       *resource.Server
 	clus      *cluster.Cluster
 	workerLog *os.File
+	lockInfo  lockimpl.Info // the lock as the worker declared it (or its registration)
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -126,12 +135,27 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 	if opt.Cycles > 0 {
 		sc.Nemesis.Cycles = opt.Cycles
 	}
-	info, ok := lockimpl.Lookup(sc.Lock.Name)
-	if !ok {
-		return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
-	}
-	if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
-		return nil, sc.ErrAt("lock.name", "%v", err)
+	var info lockimpl.Info
+	if len(opt.WorkerCommand) > 0 {
+		// An external worker: its lock is what it declares.
+		if info, err = opt.describe(context.Background()); err != nil {
+			return nil, err
+		}
+		if sc.Lock.Name != info.Name {
+			// The scenario's options belong to the scenario's own lock.
+			sc.Lock.Name, sc.Lock.Options = info.Name, nil
+		}
+		if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
+			return nil, sc.ErrAt("topology.kind", "the worker's lock %s needs %s: %v", info.Name, info.Needs, err)
+		}
+	} else {
+		var ok bool
+		if info, ok = lockimpl.Lookup(sc.Lock.Name); !ok {
+			return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
+		}
+		if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
+			return nil, sc.ErrAt("lock.name", "%v", err)
+		}
 	}
 	for i, st := range sc.Nemesis.Steps {
 		if st.Fault != "" {
@@ -163,6 +187,27 @@ func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, 
 	return sc, nil
 }
 
+// describe returns the external worker's declared lock: opt.WorkerInfo, or
+// asked from the worker.
+func (o Options) describe(ctx context.Context) (lockimpl.Info, error) {
+	if o.WorkerInfo != nil {
+		return *o.WorkerInfo, nil
+	}
+	return Describe(ctx, o.WorkerCommand, o.Lock)
+}
+
+// lockInfo is the run's lock as the worker knows it.
+func (o Options) lockInfo(ctx context.Context, name string) (lockimpl.Info, error) {
+	if len(o.WorkerCommand) > 0 {
+		return o.describe(ctx)
+	}
+	info, ok := lockimpl.Lookup(name)
+	if !ok {
+		return info, fmt.Errorf("unknown lock %q (known: %v)", name, lockimpl.Names())
+	}
+	return info, nil
+}
+
 func needsFit(needs, topo string) error {
 	switch {
 	case needs == "etcd" && topo != cluster.Etcd:
@@ -189,7 +234,14 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, waiters: map[string][]waiter{}, gate: newGate()}
+	info, err := opt.lockInfo(ctx, sc.Lock.Name)
+	if err != nil {
+		return nil, err
+	}
+	if info.Name != sc.Lock.Name {
+		return nil, fmt.Errorf("the worker's lock is %s, the scenario's %s: prepare the scenario with the same options", info.Name, sc.Lock.Name)
+	}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err

@@ -233,7 +233,7 @@ func RunSuite(ctx context.Context, opt SuiteOptions, progress func(done, total i
 	}
 	c := &card.Card{Lock: info.Name, Needs: info.Needs, Caps: info.Caps, Backend: opt.Backend, RunID: NewRunID(), Started: time.Now()}
 	if len(opt.WorkerCommand) > 0 {
-		c.Worker = strings.Join(opt.WorkerCommand, " ")
+		c.Worker = JoinCommand(opt.WorkerCommand)
 	}
 	dir := filepath.Join(opt.ReportsDir, "suite", pathSafe(info.Name), c.RunID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {

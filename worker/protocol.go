@@ -15,7 +15,7 @@ type Command struct {
 	Client    string             `json:"client,omitempty"`
 	Lock      string             `json:"lock,omitempty"`
 	Options   map[string]string  `json:"options,omitempty"`
-	Endpoints lockimpl.Endpoints `json:"endpoints,omitempty"`
+	Endpoints lockimpl.Endpoints `json:"endpoints,omitzero"`
 	Resource  string             `json:"resource,omitempty"` // address of the protected resource
 
 	// acquire

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +8,9 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
+	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,6 +54,12 @@ type Worker struct {
 	nLease int
 	fps    map[string]*failpoint
 
+	// The order rules: init once and first, op ids unique.
+	inited    bool
+	initErr   error
+	seenOps   map[int64]bool
+	supported map[string]bool // failpoint names this lock and the worker hit
+
 	ops  chan Command
 	done chan struct{}
 }
@@ -66,12 +74,13 @@ type failpoint struct {
 // New returns a worker writing messages to out.
 func New(out io.Writer) *Worker {
 	return &Worker{
-		out:    json.NewEncoder(out),
-		clock:  &skewClock{},
-		leases: map[string]*lockimpl.Lease{},
-		fps:    map[string]*failpoint{},
-		ops:    make(chan Command, 64),
-		done:   make(chan struct{}),
+		out:     json.NewEncoder(out),
+		clock:   &skewClock{},
+		leases:  map[string]*lockimpl.Lease{},
+		fps:     map[string]*failpoint{},
+		seenOps: map[int64]bool{},
+		ops:     make(chan Command, 64),
+		done:    make(chan struct{}),
 	}
 }
 
@@ -84,9 +93,7 @@ func (w *Worker) send(m Message) {
 // Serve reads commands until shutdown or end of input.
 func (w *Worker) Serve(in io.Reader) error {
 	go w.runOps()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	line := 0
+	lr := NewLineReader(in)
 	defer func() {
 		close(w.ops)
 		<-w.done
@@ -96,45 +103,98 @@ func (w *Worker) Serve(in io.Reader) error {
 		}
 		w.mu.Unlock()
 	}()
-	for sc.Scan() {
-		line++
-		var c Command
-		dec := json.NewDecoder(bytesReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&c); err != nil {
-			w.send(Message{Type: "error", Line: line, Error: fmt.Sprintf("stdin:%d: malformed command: %v", line, err)})
+	for {
+		b, err := lr.Next()
+		line := lr.Line
+		if errors.Is(err, ErrLineTooLong) {
+			w.lineError(line, Command{}, malformed("%v", ErrLineTooLong))
 			continue
 		}
-		if err := w.control(c, line); err != nil {
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		c, lerr := DecodeCommand(b)
+		if lerr != nil {
+			w.lineError(line, c, lerr)
+			continue
+		}
+		if err := w.control(c); err != nil {
 			if errors.Is(err, errShutdown) {
 				return nil
 			}
-			w.send(Message{Type: "error", Line: line, Op: c.Op, Error: fmt.Sprintf("stdin:%d: %v", line, err)})
+			var le *LineError
+			if !errors.As(err, &le) {
+				le = &LineError{Msg: err.Error()}
+			}
+			w.lineError(line, c, le)
 		}
 	}
-	return sc.Err()
+}
+
+// lineError answers a command that was refused. An operation whose op id is
+// valid and new is ended by it (the harness records a fail); a refused
+// failpoint carries its name and action.
+func (w *Worker) lineError(line int, c Command, e *LineError) {
+	m := Message{Type: "error", Line: line, Code: e.Code, Error: fmt.Sprintf("stdin:%d: %s", line, e.Msg)}
+	if isOperation(c.Cmd) && c.Op >= 1 && c.Op <= MaxOp && w.claimOp(c.Op) {
+		m.Op = c.Op
+	}
+	if c.Cmd == "failpoint" && e.Code == CodeNotSupported {
+		m.Name, m.Action = c.Name, c.Action
+	}
+	w.send(m)
+}
+
+// claimOp records an op id as used; false if it was used before.
+func (w *Worker) claimOp(op int64) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seenOps[op] {
+		return false
+	}
+	w.seenOps[op] = true
+	return true
 }
 
 var errShutdown = errors.New("shutdown")
 
-func (w *Worker) control(c Command, line int) error {
+// control applies a decoded command: the order rules (init exactly once
+// and first, unique op ids), then the command.
+func (w *Worker) control(c Command) error {
+	w.mu.Lock()
+	inited, initErr, built := w.inited, w.initErr, w.lock != nil
+	w.mu.Unlock()
+	switch {
+	case c.Cmd == "shutdown":
+		return errShutdown
+	case c.Cmd == "init" && inited:
+		return malformed("init: the worker was already initialised (init comes exactly once)")
+	case c.Cmd != "init" && !inited:
+		return malformed("%s before init (init comes exactly once and first)", c.Cmd)
+	case c.Cmd != "init" && initErr != nil:
+		return malformed("%s after a failed init (%v): restart the worker", c.Cmd, initErr)
+	}
 	switch c.Cmd {
 	case "init":
-		return w.init(c)
-	case "acquire", "cs", "release", "extend":
-		if c.Op == 0 {
-			return fmt.Errorf("field op: %s needs a positive op id", c.Cmd)
-		}
+		err := w.init(c)
 		w.mu.Lock()
-		ready := w.lock != nil
+		w.inited, w.initErr = true, err
 		w.mu.Unlock()
-		if !ready {
-			return fmt.Errorf("cmd %s before init", c.Cmd)
+		return err
+	case "acquire", "cs", "release", "extend":
+		if !w.claimOp(c.Op) {
+			return malformed("field op: op id %d was used before (op ids are unique)", c.Op)
+		}
+		if !built {
+			return malformed("%s before the lock has endpoints (send endpoints first)", c.Cmd)
 		}
 		w.ops <- c
 	case "failpoint":
-		if c.Name == "" {
-			return fmt.Errorf("field name: a failpoint needs a name")
+		if !w.supported[c.Name] {
+			return notSupported("failpoint %q: lock %s cannot hit it (allowed: %s)", c.Name, w.lockName, strings.Join(w.failpointNames(), ", "))
 		}
 		switch c.Action {
 		case "off":
@@ -149,32 +209,71 @@ func (w *Worker) control(c Command, line int) error {
 			w.mu.Lock()
 			w.fps[c.Name] = &failpoint{action: c.Action, count: n, ms: c.Ms}
 			w.mu.Unlock()
-		default:
-			return fmt.Errorf("field action: %q is not one of crash, sleep, stop, off", c.Action)
 		}
 	case "clock":
 		w.clock.offset.Store(int64(time.Duration(c.OffsetMs) * time.Millisecond))
 	case "endpoints":
+		if w.res == nil {
+			return malformed("endpoints: init carried no resource address, so the lock cannot run critical sections")
+		}
 		return w.reconnect(c.Endpoints)
-	case "shutdown":
-		return errShutdown
-	default:
-		return fmt.Errorf("field cmd: unknown command %q (allowed: init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown)", c.Cmd)
 	}
 	return nil
 }
 
+// WorkerFailpoints are the failpoints the worker itself hits, whatever the
+// lock: in the critical section and just before a release.
+var WorkerFailpoints = []string{"cs-after-read", "cs-before-write", "before-release"}
+
+func (w *Worker) failpointNames() []string {
+	var out []string
+	for n := range w.supported {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// init checks the lock and its options and answers ready with what the lock
+// is. With endpoints it builds the lock client first; without, the lock is
+// built by a later endpoints command (the harness learns what the lock
+// needs before it has a cluster).
 func (w *Worker) init(c Command) error {
-	if c.Client == "" || c.Lock == "" || c.Resource == "" {
-		return fmt.Errorf("init needs client, lock and resource")
+	if c.Lock == "" {
+		return malformed("field lock: the built-in worker needs a lock name (known: %s)", strings.Join(lockimpl.Names(), ", "))
+	}
+	info, ok := lockimpl.Lookup(c.Lock)
+	if !ok {
+		return notSupported("field lock: unknown lock %q (known: %s)", c.Lock, strings.Join(lockimpl.Names(), ", "))
+	}
+	for k := range c.Options {
+		if !slices.Contains(info.Options, k) {
+			return notSupported("field options: lock %s has no option %q (allowed: %s)", c.Lock, k, strings.Join(info.Options, ", "))
+		}
 	}
 	w.client, w.lockName, w.options = c.Client, c.Lock, c.Options
-	w.res = resource.Dial(c.Resource)
-	if err := w.reconnect(c.Endpoints); err != nil {
-		return err
+	w.supported = map[string]bool{}
+	for _, n := range append(append([]string{}, info.Failpoints...), WorkerFailpoints...) {
+		w.supported[n] = true
 	}
-	w.send(Message{Type: "ready", Pid: os.Getpid()})
+	if c.Resource != "" {
+		w.res = resource.Dial(c.Resource)
+	}
+	if hasEndpoints(c.Endpoints) {
+		if c.Resource == "" {
+			return malformed("field resource: init with endpoints needs the resource address")
+		}
+		if err := w.reconnect(c.Endpoints); err != nil {
+			return err
+		}
+	}
+	w.send(Message{Type: "ready", Pid: os.Getpid(), Lock: info.Name, Needs: info.Needs, Caps: info.Caps, Failpoints: w.failpointNames()})
 	return nil
+}
+
+// hasEndpoints reports whether any server address is given.
+func hasEndpoints(ep lockimpl.Endpoints) bool {
+	return ep.Primary != "" || len(ep.Sentinels) > 0 || len(ep.Masters) > 0 || len(ep.Etcd) > 0
 }
 
 // reconnect builds a fresh lock client against new endpoints (a failover by
@@ -330,6 +429,7 @@ func (w *Worker) do(c Command) Message {
 		}
 		ex, ok := lk.(lockimpl.Extender)
 		if !ok {
+			m.Code = CodeNotSupported
 			return fail(m, "lock "+w.lockName+" cannot extend")
 		}
 		if err := ex.Extend(ctx, l, time.Duration(c.TTLMs)*time.Millisecond); err != nil {

@@ -117,4 +117,20 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 	if res.ValueOf("order") != 1 || len(accesses) != 2 || accesses[0].Lease != "L1" || accesses[0].Key != "order" {
 		t.Fatalf("resource value %d, accesses %+v", res.Value(), accesses)
 	}
+
+	// A lock that cannot extend says so: fail with code not-supported.
+	send2, recv2 := session(t)
+	send2(`{"cmd":"init","client":"c2","lock":"setnx-expire","resource":"` + res.Addr() + `"}`)
+	if m := recv2(); m.Type != "ready" {
+		t.Fatalf("init without endpoints: %+v", m)
+	}
+	send2(fmt.Sprintf(`{"cmd":"endpoints","endpoints":{"primary":%q}}`, n.Addr()))
+	send2(`{"cmd":"acquire","op":1,"key":"other","lease":"M1","ttl_ms":5000}`)
+	if m := recv2(); m.Status != StatusOK {
+		t.Fatalf("acquire after endpoints: %+v", m)
+	}
+	send2(`{"cmd":"extend","op":2,"lease":"M1","ttl_ms":5000}`)
+	if m := recv2(); m.Status != StatusFail || m.Code != CodeNotSupported {
+		t.Fatalf("extend on setnx-expire: %+v, want fail with code not-supported", m)
+	}
 }

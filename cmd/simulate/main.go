@@ -32,6 +32,7 @@ const usage = `usage: simulate <command> [flags]
 
 commands:
   run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
+                             (-worker 'COMMAND ...': test your own lock through an external worker)
   check <report-dir>         re-check a recorded history.jsonl and print the verdict
   report <report-dir>        re-check and rewrite the report files from history.jsonl
   suite -lock NAME           run the property suite against one lock: its report card, junit.xml, a baseline gate
@@ -87,6 +88,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
 	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
+	workerCmd := fs.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	quiet := fs.Bool("q", false, "print only the summary")
 	// Flags may come before or after the scenario name.
 	var pos []string
@@ -111,6 +113,26 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate run: -backend %q is not allowed (allowed: docker, process, auto)\n", opt.Backend)
 		return 2
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if *workerCmd != "" {
+		argv, err := runner.SplitCommand(*workerCmd)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate run:", err)
+			return 2
+		}
+		opt.WorkerCommand = argv
+		info, err := runner.Describe(ctx, argv, opt.Lock)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate run: -worker:", err)
+			return 2
+		}
+		opt.WorkerInfo = &info
+		if !*quiet {
+			fmt.Fprintf(stderr, "worker %s: lock %s, needs %s, caps [%s], failpoints [%s]\n", runner.JoinCommand(argv),
+				info.Name, info.Needs, strings.Join(info.Caps, " "), strings.Join(info.Failpoints, " "))
+		}
+	}
 	sc, err := runner.Prepare(pos[0], opt)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -119,8 +141,6 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		opt.Log = stderr
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	out, err := runner.Run(ctx, sc, opt)
 	if out != nil {
 		fmt.Fprintln(stdout, out.Summary)

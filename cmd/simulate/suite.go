@@ -27,7 +27,7 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var opt runner.SuiteOptions
 	fs.StringVar(&opt.Lock, "lock", "", "the lock to test (a built-in, see `simulate list`; with -worker, the worker's lock name)")
-	worker := fs.String("worker", "", "start this command as the worker instead of the built-in one (it speaks docs/PROTOCOL.md); split at spaces")
+	worker := fs.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
 	fs.IntVar(&opt.Parallel, "parallel", 2, "properties run at the same time (1 to 8)")
 	baseline := fs.String("baseline", "", "compare with this baseline: exit 1 when a property that held now fails")
@@ -70,20 +70,19 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	}
 	opt.Timeout = *timeout
 	opt.Only, opt.Skip = splitList(*only), splitList(*skip)
-	if *worker != "" {
-		opt.WorkerCommand = strings.Fields(*worker)
-	}
-	if opt.Lock == "" {
-		fmt.Fprintf(stderr, "simulate suite: -lock is required (locks: %s)\n", strings.Join(lockimpl.Names(), ", "))
+	if *worker == "" && opt.Lock == "" {
+		fmt.Fprintf(stderr, "simulate suite: -lock is required, or -worker (locks: %s)\n", strings.Join(lockimpl.Names(), ", "))
 		return 2
 	}
-	info, ok := lockimpl.Lookup(opt.Lock)
-	if !ok {
-		fmt.Fprintf(stderr, "simulate suite: -lock: unknown lock %q (known: %s)\n", opt.Lock, strings.Join(lockimpl.Names(), ", "))
-		return 2
+	if *worker == "" {
+		info, ok := lockimpl.Lookup(opt.Lock)
+		if !ok {
+			fmt.Fprintf(stderr, "simulate suite: -lock: unknown lock %q (known: %s)\n", opt.Lock, strings.Join(lockimpl.Names(), ", "))
+			return 2
+		}
+		opt.Info = info
 	}
-	opt.Info = info
-	if _, _, err := runner.SelectProperties(info, opt.Only, opt.Skip); err != nil {
+	if _, _, err := runner.SelectProperties(opt.Info, opt.Only, opt.Skip); err != nil {
 		fmt.Fprintf(stderr, "simulate suite: %v\n", err)
 		return 2
 	}
@@ -102,6 +101,22 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	if *worker != "" {
+		// An external worker: its lock is what it declares in ready.
+		argv, err := runner.SplitCommand(*worker)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate suite:", err)
+			return 2
+		}
+		info, err := runner.Describe(ctx, argv, opt.Lock)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate suite: -worker:", err)
+			return 2
+		}
+		opt.WorkerCommand, opt.WorkerInfo, opt.Info, opt.Lock = argv, &info, info, info.Name
+		fmt.Fprintf(stdout, "worker %s: lock %s, needs %s, caps [%s], failpoints [%s]\n", runner.JoinCommand(argv),
+			info.Name, info.Needs, strings.Join(info.Caps, " "), strings.Join(info.Failpoints, " "))
+	}
 	c, dir, err := runner.RunSuite(ctx, opt, func(done, total int, r card.Row) {
 		line := fmt.Sprintf("[%d/%d] %-32s %s", done, total, r.Property, r.Summary())
 		if r.Duration > 0 {
