@@ -4,6 +4,7 @@
 #   make test                            unit and integration tests
 #   make claims                          the whole catalogue -> claims.md, claims.png
 #   make suite lock=single               one lock's report card (the property suite)
+#   make suite worker='CMD'              the card of the lock an external worker declares
 #   make cards                           every built-in lock's card -> cards.md, cards.png
 #   make bench                           acquire+release pairs/s per lock
 #   make clean                           remove what killed runs left behind
@@ -14,6 +15,7 @@ BIN := bin/simulate
 backend ?= auto
 name ?= master-failover
 lock ?= single
+worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
@@ -60,12 +62,15 @@ claims: build image
 
 # One lock's report card: reports/suite/<lock>/<run-id>/ (suite.md, .html,
 # .png, .json, junit.xml). Exit 0 all held, 1 a property violated, 2 harness.
+# With worker='COMMAND' the lock is the one an external worker declares:
+#   make suite worker='/usr/bin/python3 examples/redis-py/worker.py'
 suite: build image
-	./$(BIN) suite -lock $(lock) -backend $(backend) $(ARGS)
+	./$(BIN) suite $(if $(worker),-worker '$(worker)',-lock $(lock)) -backend $(backend) $(ARGS)
 
-# Every built-in lock's card and the lock × property table.
+# Every built-in lock's card, redis-py's through its external worker, and
+# the lock × property table (cards.md, cards.png).
 cards: build image
-	./$(BIN) cards -backend $(backend) -parallel 2 $(ARGS)
+	./$(BIN) cards -backend $(backend) -parallel 2 $(if $(wildcard examples/redis-py/worker.py),-worker '/usr/bin/python3 examples/redis-py/worker.py') $(ARGS)
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/

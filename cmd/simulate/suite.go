@@ -228,6 +228,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", "", "comma-separated property names or prefixes to run (default: all)")
 	skip := fs.String("skip", "", "comma-separated property names or prefixes not to run")
 	md := fs.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
+	var workers []string
+	fs.Func("worker", "also the lock of this external worker (repeatable; see simulate suite -worker)", func(s string) error {
+		workers = append(workers, s)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -249,14 +254,18 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	if len(names) == 0 {
 		names = lockimpl.Names()
 	}
-	var infos []lockimpl.Info
+	type subject struct {
+		info lockimpl.Info
+		argv []string // external worker
+	}
+	var subjects []subject
 	for _, n := range names {
 		info, ok := lockimpl.Lookup(n)
 		if !ok {
 			fmt.Fprintf(stderr, "simulate cards: -locks: unknown lock %q (known: %s)\n", n, strings.Join(lockimpl.Names(), ", "))
 			return 2
 		}
-		infos = append(infos, info)
+		subjects = append(subjects, subject{info: info})
 	}
 	opt.Only, opt.Skip = splitList(*only), splitList(*skip)
 	if _, _, err := runner.SelectProperties(lockimpl.Info{}, opt.Only, opt.Skip); err != nil {
@@ -265,15 +274,32 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	for _, w := range workers {
+		argv, err := runner.SplitCommand(w)
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate cards:", err)
+			return 2
+		}
+		info, err := runner.Describe(ctx, argv, "")
+		if err != nil {
+			fmt.Fprintln(stderr, "simulate cards: -worker:", err)
+			return 2
+		}
+		subjects = append(subjects, subject{info, argv})
+	}
 	var cards []*card.Card
 	var dirs []string
 	code := 0
-	for _, info := range infos {
+	for _, sub := range subjects {
 		if ctx.Err() != nil {
 			break
 		}
+		info := sub.info
 		o := opt
 		o.Lock, o.Info = info.Name, info
+		if sub.argv != nil {
+			o.WorkerCommand, o.WorkerInfo = sub.argv, &info
+		}
 		c, dir, err := runner.RunSuite(ctx, o, func(done, total int, r card.Row) {
 			fmt.Fprintf(stdout, "%-16s [%d/%d] %-32s %s\n", info.Name, done, total, r.Property, r.Summary())
 		})
