@@ -171,8 +171,8 @@ type Options struct {
 	KeepReports bool
 	// Timeout bounds each property's run (default 15 minutes).
 	Timeout time.Duration
-	// Only and Skip select properties by name or prefix (Suite; Run uses
-	// go test's -run and -skip).
+	// Only and Skip select properties by name or prefix (go test's -run
+	// and -skip select Run's subtests too).
 	Only, Skip []string
 	// Parallel properties at a time (Suite; default 2).
 	Parallel int
@@ -225,11 +225,21 @@ func Run(t *testing.T, lock string, opts Options) {
 		t.Fatal("lockfaulttest:", err)
 	}
 	ro := runner.Options{Lock: lock, Backend: o.Backend, Cycles: o.Cycles, ReportsDir: filepath.Join(o.ReportsDir, "gotest", lock)}
-	_, notClaimed := suite.For(info)
+	apply, notClaimed, err := runner.SelectProperties(info, o.Only, o.Skip)
+	if err != nil {
+		t.Fatal("lockfaulttest:", err)
+	}
+	selected := map[string]bool{}
+	for _, p := range apply {
+		selected[p.Name] = true
+	}
 	for _, p := range suite.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			if why, ok := notClaimed[p.Name]; ok {
 				t.Skipf("not claimed: %s", why)
+			}
+			if !selected[p.Name] {
+				t.Skip("not selected by Options.Only/Skip")
 			}
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
