@@ -2,6 +2,7 @@ package suite_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -28,6 +29,7 @@ const (
 	slipTokenPerClient        // the token is the client's name: every grant of a client looks alike
 	slipConstFence            // every grant carries fencing token 1: tokens never increase
 	slipUncountedReentry      // reentrant, but re-entries are not counted: the first release frees the lock
+	slipGetThenDel            // releases by GET, compare, then a plain DEL: the key may change hands in between
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -46,13 +48,15 @@ var brokenLocks = []struct {
 	{"broken-token-per-client", slipTokenPerClient, []string{lockimpl.CapExtend}},
 	{"broken-const-fence", slipConstFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}},
 	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}},
+	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}},
 }
 
 func init() {
 	for _, b := range brokenLocks {
 		s := b.slip
 		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "single", Caps: b.caps,
-			Promises: "single-master lock with one deliberate slip (test code only)"},
+			Failpoints: []string{"after-setnx", "release-after-get"},
+			Promises:   "single-master lock with one deliberate slip (test code only)"},
 			func(cfg lockimpl.Config) (lockimpl.Lock, error) {
 				rdb, err := lockimpl.NewPrimaryClient(cfg.Endpoints)
 				if err != nil {
@@ -105,6 +109,7 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		if !ok && b.slip != slipIgnoreNX {
 			return nil, lockimpl.ErrNotAcquired
 		}
+		b.cfg.Hit("after-setnx")
 		if b.slip == slipValidityFromEnd {
 			start = b.cfg.Now()
 		}
@@ -137,7 +142,25 @@ func (b *broken) Release(ctx context.Context, l *lockimpl.Lease) error {
 		}
 		return nil
 	}
-	n, err := unlock.Run(ctx, b.rdb, []string{lockimpl.KeyFor(l.Resource)}, l.Token).Int()
+	// GET and compare first (a release that reports "not yours" without
+	// touching the key), then delete: atomically (compare-and-delete
+	// again) or, with the slip, by a plain DEL.
+	v, err := b.rdb.Get(ctx, lockimpl.KeyFor(l.Resource)).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && v != l.Token) {
+		return lockimpl.ErrNotHeld
+	}
+	if err != nil {
+		return err
+	}
+	b.cfg.Hit("release-after-get")
+	var n int
+	if b.slip == slipGetThenDel {
+		var d int64
+		d, err = b.rdb.Del(ctx, lockimpl.KeyFor(l.Resource)).Result()
+		n = int(d)
+	} else {
+		n, err = unlock.Run(ctx, b.rdb, []string{lockimpl.KeyFor(l.Resource)}, l.Token).Int()
+	}
 	if err != nil {
 		return err
 	}

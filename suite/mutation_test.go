@@ -20,6 +20,14 @@ var mutations = []struct {
 	{"crash/frees-within-ttl", "broken-no-ttl", "broken-correct"},
 	{"stale/release-after-pause", "broken-del-release", "broken-correct"},
 	{"stale/write-fenced", "broken-const-fence", "fenced"},
+	{"extend/after-pause", "broken-blind-extend", "broken-correct"},
+	{"validity/slow-acquire", "broken-validity-from-end", "broken-correct"},
+	{"extend/validity-from-start", "broken-extend-from-end", "broken-correct"},
+	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
+	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
+	{"liveness/holder-partition", "broken-no-ttl", "broken-correct"},
+	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
+	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},
 }
 
 // TestMutations runs every property against its broken and its correct

@@ -34,6 +34,10 @@ type Property struct {
 	Requires string
 	// Scenario is the YAML file in this folder, without ".yaml".
 	Scenario string
+	// Failpoint, when set, is a failpoint of the lock's own code that the
+	// scenario arms (lockimpl.Info.Failpoints): the property attacks a step
+	// inside the lock and applies only to locks that have that step.
+	Failpoint string
 }
 
 var registry []Property
@@ -72,6 +76,9 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 	}
 	if p.Requires != "" && !info.Has(p.Requires) {
 		return false, fmt.Sprintf("%s does not claim %s", info.Name, p.Requires)
+	}
+	if p.Failpoint != "" && !containsStr(info.Failpoints, p.Failpoint) {
+		return false, fmt.Sprintf("%s has no step %s (failpoint) to attack", info.Name, p.Failpoint)
 	}
 	return true, ""
 }
