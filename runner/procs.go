@@ -182,7 +182,7 @@ func (p *proc) handshake(ctx context.Context, init worker.Command, timeout time.
 	case <-p.dead:
 		return fail(p.exitError())
 	case <-t.C:
-		return fail(fmt.Errorf("%s: no ready within %v after init (a worker must answer init with one ready line on stdout)%s", p.label, timeout, p.stderrNote()))
+		return fail(fmt.Errorf("%s: no ready within %v after init (a worker must answer init with one ready line on stdout)%s", p.label, timeout.Round(time.Millisecond), p.stderrNote()))
 	case <-ctx.Done():
 		return fail(ctx.Err())
 	}
@@ -472,11 +472,16 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 				return
 			}
 		}
-		if m.Code == worker.CodeNotSupported && m.Name != "" {
-			// A failpoint the worker cannot hit: the step did not happen.
-			// Disarming one is no loss.
-			if m.Action != "off" {
+		if m.Code == worker.CodeNotSupported {
+			// A failpoint the worker cannot hit, a clock it does not have:
+			// the step did not happen. Disarming a failpoint it cannot hit
+			// is no loss.
+			switch {
+			case m.Name != "" && m.Action == "off":
+			case m.Name != "":
 				r.notExercised(p, "failpoint "+m.Name+" "+m.Action+": "+m.Error)
+			default:
+				r.notExercised(p, m.Error)
 			}
 			return
 		}

@@ -1,0 +1,149 @@
+package runner
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/history"
+)
+
+// redisPy is the command of the redis-py example worker (Debian's
+// python3-redis, imported by /usr/bin/python3).
+func redisPy(t *testing.T) []string {
+	t.Helper()
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import redis.lock").CombinedOutput(); err != nil {
+		t.Fatalf("the redis-py worker needs /usr/bin/python3 with redis-py (Debian: apt-get install python3-redis): %v: %s", err, out)
+	}
+	return []string{"/usr/bin/python3", filepath.Join("..", "examples", "redis-py", "worker.py")}
+}
+
+// runExternal runs a built-in scenario with an external worker, the way
+// `simulate run -worker` does: Describe, then Prepare and Run with the
+// declared lock.
+func runExternal(t *testing.T, command []string, scenario string, cycles int) (*Outcome, []history.Event) {
+	t.Helper()
+	info, err := Describe(context.Background(), command, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: cycles, WorkerCommand: command, WorkerInfo: &info}
+	sc, err := Prepare(scenario, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), sc, opt)
+	if err != nil {
+		t.Fatalf("%s: %v", scenario, err)
+	}
+	evs, err := history.Read(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s with %s: verdict %s, observed %v, %d grants", scenario, info.Name, out.Result.Verdict, out.Result.Observed, out.Result.Stats.Grants)
+	assertNoLeftovers(t, out.Meta.RunID)
+	return out, evs
+}
+
+func notes(evs []history.Event, op string) []history.Event {
+	var out []history.Event
+	for _, e := range evs {
+		if e.Kind == history.Note && e.Op == op {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// redis-py's Lock through the protocol: safe without faults; under a pause
+// past its lease, overlap and a lost update, exactly like `single`.
+func TestRedisPyWorker(t *testing.T) {
+	cmd := redisPy(t)
+	t.Run("standalone-control", func(t *testing.T) {
+		out, _ := runExternal(t, cmd, "standalone-control", 2)
+		if out.Meta.Lock != "redis-py" || !out.Meta.Matched || out.Result.Verdict != checker.ClassSafe || out.Result.Stats.Grants == 0 {
+			t.Fatalf("lock %s, verdict %s (observed %v), %d grants: want redis-py, safe, grants: %s",
+				out.Meta.Lock, out.Result.Verdict, out.Result.Observed, out.Result.Stats.Grants, out.Meta.Why)
+		}
+	})
+	t.Run("gc-pause", func(t *testing.T) {
+		out, evs := runExternal(t, cmd, "gc-pause", 2)
+		if !out.Meta.Matched {
+			t.Fatalf("verdict %s (observed %v): %s", out.Result.Verdict, out.Result.Observed, out.Meta.Why)
+		}
+		for _, c := range []string{checker.ClassOverlap, checker.ClassCorruption} {
+			if n, cycles := out.Result.Rate(c); n != cycles {
+				t.Errorf("%s in %d of %d cycles, want every cycle", c, n, cycles)
+			}
+		}
+		if len(notes(evs, "not-exercised")) != 0 {
+			t.Errorf("not-exercised notes in a scenario the worker supports: %+v", notes(evs, "not-exercised"))
+		}
+	})
+	t.Run("unsupported failpoint", func(t *testing.T) {
+		// setnx-crash arms after-setnx, which redis-py's Lock never hits:
+		// the worker says so and the harness records not-exercised.
+		out, evs := runExternal(t, cmd, "setnx-crash", 1)
+		if out.Meta.Error != "" {
+			t.Fatalf("harness error: %s", out.Meta.Error)
+		}
+		ne := notes(evs, "not-exercised")
+		if len(ne) == 0 {
+			t.Fatal("no not-exercised note")
+		}
+		for _, e := range ne {
+			if e.Process == "" || !strings.Contains(e.Detail, "failpoint after-setnx crash") || !strings.Contains(e.Detail, "not-supported") && !strings.Contains(e.Detail, "cannot hit") {
+				t.Errorf("note %+v", e)
+			}
+		}
+		if f := notes(evs, "failpoint-fired"); len(f) != 0 {
+			t.Errorf("an unsupported failpoint fired: %+v", f)
+		}
+	})
+}
+
+// The declared needs are checked against the topology before anything
+// starts.
+func TestExternalWorkerNeedsFitTopology(t *testing.T) {
+	cmd, _ := script(t, `read l; echo '{"type":"ready","pid":1,"lock":"my-etcd-lock","needs":"etcd"}'; read l`)
+	_, err := Prepare("standalone-control", Options{Backend: "process", WorkerCommand: cmd})
+	if err == nil || !strings.Contains(err.Error(), "topology.kind") || !strings.Contains(err.Error(), "my-etcd-lock needs etcd") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// A worker that describes itself but breaks the protocol when a run starts
+// it: the run fails (exit 2) with the worker's name and the line, and
+// nothing is left running.
+func TestExternalWorkerFailingInARun(t *testing.T) {
+	cmd, dir := script(t, `echo $$ >> "$D/pids"
+read l
+case "$l" in
+*endpoints*) echo "Traceback (most recent call last): oops" ;;
+*) echo '{"type":"ready","pid":1,"lock":"mine","needs":"single"}' ;;
+esac
+sleep 60`)
+	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 1, WorkerCommand: cmd}
+	sc, err := Prepare("standalone-control", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), sc, opt)
+	if err == nil || Code(out, err) != ExitHarness {
+		t.Fatalf("exit %d, error %v: want exit 2", Code(out, err), err)
+	}
+	for _, w := range []string{"worker c1 (/bin/sh ", "stdout:1:", "Traceback (most recent call last): oops"} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	assertNoLeftovers(t, out.Meta.RunID)
+	pids, _ := filepath.Glob(filepath.Join(dir, "pids"))
+	if len(pids) != 1 {
+		t.Fatal("the worker never ran")
+	}
+	goneAll(t, pids[0])
+}
