@@ -193,3 +193,22 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 		t.Errorf("bad input started something: %s exists", reps)
 	}
 }
+
+// redis-py's own lock, through the external worker of examples/redis-py,
+// gets a card: the lock is what the worker declares, its junit.xml has a
+// testcase per property, and the properties it does not claim are skipped.
+func TestSuiteExternalWorkerRedisPy(t *testing.T) {
+	reps := filepath.Join(t.TempDir(), "reports")
+	worker := "/usr/bin/python3 " + filepath.Join("..", "..", "examples", "redis-py", "worker.py")
+	code, out, errs := run("suite", "-worker", worker, "-backend", "process", "-cycles", "2",
+		"-only", "exclusion/no-faults,stale/write-fenced", "-reports", reps)
+	if code != 0 {
+		t.Fatalf("redis-py suite: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, w := range []string{"lock redis-py", "exclusion/no-faults", "held", "not claimed: redis-py does not claim fencing"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q:\n%s", w, out)
+		}
+	}
+	checkJUnit(t, filepath.Join(reps, "suite", "redis-py"))
+}
