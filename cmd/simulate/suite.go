@@ -118,7 +118,8 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 			info.Name, info.Needs, strings.Join(info.Caps, " "), strings.Join(info.Failpoints, " "))
 	}
 	c, dir, err := runner.RunSuite(ctx, opt, func(done, total int, r card.Row) {
-		line := fmt.Sprintf("[%d/%d] %-32s %s", done, total, r.Property, r.Summary())
+		w := len(fmt.Sprint(total))
+		line := fmt.Sprintf("[%*d/%d] %-28s %s", w, done, total, r.Property, r.Summary())
 		if r.Duration > 0 {
 			line += fmt.Sprintf("  (%v)", r.Duration.Round(time.Second))
 		}
@@ -301,7 +302,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 			o.WorkerCommand, o.WorkerInfo = sub.argv, &info
 		}
 		c, dir, err := runner.RunSuite(ctx, o, func(done, total int, r card.Row) {
-			fmt.Fprintf(stdout, "%-16s [%d/%d] %-32s %s\n", info.Name, done, total, r.Property, r.Summary())
+			fmt.Fprintf(stdout, "%-16s [%*d/%d] %-28s %s\n", info.Name, len(fmt.Sprint(total)), done, total, r.Property, r.Summary())
 		})
 		if err != nil {
 			fmt.Fprintf(stderr, "simulate cards: %s: %v\n", info.Name, err)
