@@ -102,7 +102,16 @@ const (
 // LockDef is one of your locks: its description and its constructor. The
 // worker calls New once per simulated client with the endpoints of the
 // nodes and a clock that faults may move (use Config.Now, not time.Now,
-// for validity; call Config.Hit at the failpoints you declare).
+// for validity).
+//
+// Info.Needs says which nodes the lock uses; Info.Caps what it promises
+// beyond mutual exclusion. Info.Failpoints names steps of your own code
+// that the suite may attack: declare one and call Config.Hit(name) at that
+// step, and the properties that need it run (run `simulate suite -list`
+// for which property needs which; for example "after-setnx", between an
+// acquire's first write and the rest of it, and "release-after-get",
+// inside a release after the key was checked and before it is deleted).
+// A property whose failpoint is never hit during its run is not held.
 type LockDef struct {
 	Info Info
 	New  Factory
