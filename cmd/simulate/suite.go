@@ -183,6 +183,9 @@ func listProperties(lock string, stdout, stderr io.Writer) int {
 	}
 	for _, p := range suite.All() {
 		needs, req := strings.Join(p.Needs, ","), p.Requires
+		if p.Failpoint != "" {
+			req = strings.TrimPrefix(req+",failpoint "+p.Failpoint, ",")
+		}
 		if needs == "" {
 			needs = "any"
 		}
