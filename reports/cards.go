@@ -61,7 +61,10 @@ func WriteCardsTable(mdPath, pngPath string, cards []*card.Card, cardDirs []stri
 				row = append(row, plain(""))
 				continue
 			}
-			spans := []inline{bold(outcomeMark(r.Outcome))}
+			spans := []inline{txt(outcomeMark(r.Outcome))}
+			if r.Outcome == card.Violated || r.Outcome == card.HarnessError {
+				spans = []inline{bold(outcomeMark(r.Outcome))}
+			}
 			if r.Outcome == card.Violated {
 				spans = append(spans, txt(" "+strings.Join(r.Observed, ", ")))
 				if r.Cycles > 0 {
