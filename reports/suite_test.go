@@ -45,3 +45,29 @@ func TestWriteCardWritesEveryFile(t *testing.T) {
 		os.WriteFile(os.Getenv("LOCKFAULT_KEEP"), data, 0o644)
 	}
 }
+
+func TestWriteCardsTable(t *testing.T) {
+	dir := t.TempDir()
+	a := &card.Card{Lock: "single", Backend: "process", Rows: []card.Row{
+		{Property: "exclusion/no-faults", Outcome: card.Held},
+		{Property: "stale/write-fenced", Outcome: card.NotClaimed, Finding: "single does not claim fencing"}}}
+	b := &card.Card{Lock: "get-set", Backend: "process", Rows: []card.Row{
+		{Property: "exclusion/no-faults", Outcome: card.Violated, Observed: []string{"overlap"}, BadCycles: 3, Cycles: 3, Report: "x/r1/report.md"},
+		{Property: "stale/write-fenced", Outcome: card.NotClaimed}}}
+	md := filepath.Join(dir, "cards.md")
+	png := filepath.Join(dir, "cards.png")
+	err := WriteCardsTable(md, png, []*card.Card{a, b}, []string{filepath.Join(dir, "suite", "single", "r"), filepath.Join(dir, "suite", "get-set", "r")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(md)
+	for _, w := range []string{"| property | single | get-set |", "| `exclusion/no-faults` | ✅ held | **❌ violated** overlap 3/3 [report](suite/get-set/r/x/r1/report.md) |",
+		"| `stale/write-fenced` | — not claimed | — not claimed |", "[card](suite/single/r/suite.md)"} {
+		if !strings.Contains(string(data), w) {
+			t.Errorf("cards.md lacks %q:\n%s", w, data)
+		}
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Errorf("cards.png: %v", err)
+	}
+}
