@@ -6,7 +6,7 @@
 #   make suite lock=single               one lock's report card (the property suite)
 #   make suite worker='CMD'              the card of the lock an external worker declares
 #   make cards                           every built-in lock's card -> cards.md, cards.png
-#   make bench                           acquire+release pairs/s per lock
+#   make bench                           acquire+release pairs/s per lock; checker, check/report and history writer benchmarks
 #   make clean                           remove what killed runs left behind
 
 SHELL := /bin/bash
@@ -74,6 +74,8 @@ cards: build image
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
+	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
 
 clean:
 	-./$(BIN) clean

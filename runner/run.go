@@ -91,6 +91,7 @@ type run struct {
 	holder string
 	// lastLease is each worker's latest grant (key, lease), for release_old.
 	lastLease map[*proc][2]string
+	leaseKey  map[string]string // the key of every lease the workload named
 	waiters   map[string][]waiter
 	protoErr  []string
 	cycle     int
@@ -241,7 +242,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if info.Name != sc.Lock.Name {
 		return nil, fmt.Errorf("the worker's lock is %s, the scenario's %s: prepare the scenario with the same options", info.Name, sc.Lock.Name)
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
@@ -267,7 +268,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 			meta.Interrupted = true
 		}
 	}
-	events := r.hist.Events()
+	// The writer keeps nothing in memory: the check reads the file back.
+	events, rerr := history.Read(filepath.Join(r.dir, "history.jsonl"))
+	if rerr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("read history: %w", rerr))
+		if meta.Error != "" {
+			meta.Error += "; "
+		}
+		meta.Error += "read history: " + rerr.Error()
+	}
 	res := checker.Check(events, checker.Options{StuckAfter: sc.StuckAfter.D()})
 	meta.Matched, meta.Why = checker.Match(res.Observed, sc.Expect, sc.Allow)
 	if meta.Error != "" {
@@ -460,6 +469,9 @@ func (r *run) protocolError(msg string) {
 }
 
 func (r *run) recordAccess(e history.Event) {
+	if e.Key == "" {
+		e.Key = r.keyOf(e.Lease) // a worker that does not send the key
+	}
 	r.hist.Append(e)
 	if !e.Rejected {
 		r.signal(e.Access, e.Process)

@@ -174,6 +174,13 @@ func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command)
 	return m, nil
 }
 
+// keyOf is the key a lease was acquired for ("" if unknown).
+func (r *run) keyOf(lease string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leaseKey[lease]
+}
+
 // roundKey picks the key a round guards: the resource, or with keys N > 1
 // one of "<resource>-1" .. "<resource>-N" at random.
 func (r *run) roundKey() string {
@@ -203,6 +210,9 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	key := r.roundKey()
 	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
 	acquire := func(id string) (worker.Message, error) {
+		r.mu.Lock()
+		r.leaseKey[id] = key
+		r.mu.Unlock()
 		return r.invoke(ctx, p, key, worker.Command{Cmd: "acquire", Key: key, Lease: id,
 			TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds()})
 	}

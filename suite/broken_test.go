@@ -19,17 +19,21 @@ import (
 type slip int
 
 const (
-	slipNone             slip = iota
-	slipIgnoreNX              // treats a refused SET NX as a grant (the reply is not checked)
-	slipNoTTL                 // SET NX without PX: a crashed holder's key never expires
-	slipDelRelease            // releases with a plain DEL, whoever holds the key
-	slipBlindExtend           // extends with a plain PEXPIRE, whoever holds the key
-	slipValidityFromEnd       // measures the validity from the end of the acquire, not its start
-	slipExtendFromEnd         // measures an extend's validity from its reply, not its start
-	slipTokenPerClient        // the token is the client's name: every grant of a client looks alike
-	slipConstFence            // every grant carries fencing token 1: tokens never increase
-	slipUncountedReentry      // reentrant, but re-entries are not counted: the first release frees the lock
-	slipGetThenDel            // releases by GET, compare, then a plain DEL: the key may change hands in between
+	slipNone               slip = iota
+	slipIgnoreNX                // treats a refused SET NX as a grant (the reply is not checked)
+	slipNoTTL                   // SET NX without PX: a crashed holder's key never expires
+	slipDelRelease              // releases with a plain DEL, whoever holds the key
+	slipBlindExtend             // extends with a plain PEXPIRE, whoever holds the key
+	slipValidityFromEnd         // measures the validity from the end of the acquire, not its start
+	slipExtendFromEnd           // measures an extend's validity from its reply, not its start
+	slipTokenPerClient          // the token is the client's name: every grant of a client looks alike
+	slipConstFence              // every grant carries fencing token 1: tokens never increase
+	slipUncountedReentry        // reentrant, but re-entries are not counted: the first release frees the lock
+	slipGetThenDel              // releases by GET, compare, then a plain DEL: the key may change hands in between
+	slipClientFence             // fencing tokens from a counter in the client: they grow per client, not per key
+	slipMemoryFence             // fencing tokens from a Redis counter without persistence: they restart with the node
+	slipTimeFence               // no slip: fencing tokens are the grant's wall-clock time in ns (they survive restarts)
+	slipSwallowExtendError      // an extend whose request failed (timeout, lost connection) reports success
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -37,23 +41,41 @@ var brokenLocks = []struct {
 	name string
 	slip slip
 	caps []string
+	ack  bool // waits for one replica to acknowledge the key (WAIT 1) before granting
 }{
-	{"broken-correct", slipNone, []string{lockimpl.CapExtend}}, // the same code with no slip: the control
-	{"broken-ignore-nx", slipIgnoreNX, []string{lockimpl.CapExtend}},
-	{"broken-no-ttl", slipNoTTL, []string{lockimpl.CapExtend}},
-	{"broken-del-release", slipDelRelease, []string{lockimpl.CapExtend}},
-	{"broken-blind-extend", slipBlindExtend, []string{lockimpl.CapExtend}},
-	{"broken-validity-from-end", slipValidityFromEnd, []string{lockimpl.CapExtend}},
-	{"broken-extend-from-end", slipExtendFromEnd, []string{lockimpl.CapExtend}},
-	{"broken-token-per-client", slipTokenPerClient, []string{lockimpl.CapExtend}},
-	{"broken-const-fence", slipConstFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}},
-	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}},
-	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}},
+	// The same lock, correct, plus a replica acknowledgement: the control
+	// of failover/async-replica, whose broken lock is broken-correct (it
+	// does not wait for the replica: C5).
+	{"acked", slipNone, []string{lockimpl.CapExtend, lockimpl.CapReplicaAck}, true},
+	{"broken-correct", slipNone, []string{lockimpl.CapExtend}, false}, // the same code with no slip: the control
+	{"broken-ignore-nx", slipIgnoreNX, []string{lockimpl.CapExtend}, false},
+	{"broken-no-ttl", slipNoTTL, []string{lockimpl.CapExtend}, false},
+	{"broken-del-release", slipDelRelease, []string{lockimpl.CapExtend}, false},
+	{"broken-blind-extend", slipBlindExtend, []string{lockimpl.CapExtend}, false},
+	{"broken-validity-from-end", slipValidityFromEnd, []string{lockimpl.CapExtend}, false},
+	{"broken-extend-from-end", slipExtendFromEnd, []string{lockimpl.CapExtend}, false},
+	{"broken-token-per-client", slipTokenPerClient, []string{lockimpl.CapExtend}, false},
+	{"broken-const-fence", slipConstFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"broken-uncounted-reentry", slipUncountedReentry, []string{lockimpl.CapExtend, lockimpl.CapReentrant}, false},
+	{"broken-get-then-del", slipGetThenDel, []string{lockimpl.CapExtend}, false},
+	{"broken-client-fence", slipClientFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"broken-memory-fence", slipMemoryFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
+	{"broken-swallow-extend-error", slipSwallowExtendError, []string{lockimpl.CapExtend}, false},
+	{"time-fence", slipTimeFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false}, // the control of fencing/node-restart
 }
 
 func init() {
+	// redisson whose watchdog never starts: the options that turn it on
+	// are accepted and dropped, so the lease is the fixed TTL.
+	lockimpl.Register(lockimpl.Info{Name: "broken-no-renewal", Source: "suite mutation test", Needs: "single",
+		Caps: []string{lockimpl.CapReentrant, lockimpl.CapWatchdog}, Options: []string{"watchdog", "lease"},
+		Promises: "redisson with its watchdog dropped (test code only)"},
+		func(cfg lockimpl.Config) (lockimpl.Lock, error) {
+			cfg.Options = nil
+			return lockimpl.New("redisson", cfg)
+		})
 	for _, b := range brokenLocks {
-		s := b.slip
+		s, ack := b.slip, b.ack
 		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "single", Caps: b.caps,
 			Failpoints: []string{"after-setnx", "release-after-get"},
 			Promises:   "single-master lock with one deliberate slip (test code only)"},
@@ -62,7 +84,7 @@ func init() {
 				if err != nil {
 					return nil, err
 				}
-				return &broken{cfg: cfg, rdb: rdb, slip: s, held: map[string]*lockimpl.Lease{}}, nil
+				return &broken{cfg: cfg, rdb: rdb, slip: s, ack: ack, held: map[string]*lockimpl.Lease{}}, nil
 			})
 	}
 }
@@ -76,9 +98,11 @@ type broken struct {
 	cfg  lockimpl.Config
 	rdb  redis.UniversalClient
 	slip slip
+	ack  bool
 
-	mu   sync.Mutex
-	held map[string]*lockimpl.Lease // slipUncountedReentry: this client's grant per resource
+	mu    sync.Mutex
+	held  map[string]*lockimpl.Lease // slipUncountedReentry: this client's grant per resource
+	fence int64                      // slipClientFence: this client's counter
 }
 
 func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
@@ -110,12 +134,41 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 			return nil, lockimpl.ErrNotAcquired
 		}
 		b.cfg.Hit("after-setnx")
+		if b.ack {
+			// The grant counts only once a replica has the key.
+			n, err := b.rdb.Do(ctx, "WAIT", 1, 300).Int()
+			if err != nil {
+				return nil, err
+			}
+			if n < 1 {
+				if _, err := unlock.Run(ctx, b.rdb, []string{lockimpl.KeyFor(resource)}, token).Result(); err != nil {
+					return nil, err
+				}
+				return nil, lockimpl.ErrNotAcquired
+			}
+		}
 		if b.slip == slipValidityFromEnd {
 			start = b.cfg.Now()
 		}
 		l := &lockimpl.Lease{Resource: resource, Token: token, Validity: ttl, ValidUntil: start.Add(ttl)}
 		if b.slip == slipConstFence {
 			l.Fence = 1
+		}
+		if b.slip == slipMemoryFence {
+			f, err := b.rdb.Incr(ctx, "fence:"+resource).Result()
+			if err != nil {
+				return nil, err
+			}
+			l.Fence = f
+		}
+		if b.slip == slipTimeFence {
+			l.Fence = time.Now().UnixNano()
+		}
+		if b.slip == slipClientFence {
+			b.mu.Lock()
+			b.fence++
+			l.Fence = b.fence
+			b.mu.Unlock()
 		}
 		if b.slip == slipUncountedReentry {
 			b.mu.Lock()
@@ -184,6 +237,9 @@ func (b *broken) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duratio
 		n, err = extend.Run(ctx, b.rdb, []string{lockimpl.KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 	}
 	if err != nil {
+		if b.slip == slipSwallowExtendError {
+			return nil // "probably fine": the lease keeps its old validity
+		}
 		return err
 	}
 	if n == 0 {

@@ -32,4 +32,15 @@ func init() {
 		Explanation: "a client killed inside its acquire, after the first write, leaves nothing that outlives one TTL"})
 	register(Property{Name: "stale/release-mid-release", Scenario: "stale-release-mid-release", Failpoint: "release-after-get",
 		Explanation: "a holder paused inside its release, after checking the key, cannot delete the next holder's key"})
+	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []string{"single"},
+		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
+	register(Property{Name: "fencing/monotonic", Scenario: "fencing-monotonic", Requires: lockimpl.CapFencing,
+		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
+	register(Property{Name: "fencing/node-restart", Scenario: "fencing-node-restart", Requires: lockimpl.CapFencing,
+		Explanation: "fencing tokens keep increasing across a restart of every node"})
+	register(Property{Name: "extend/partition", Scenario: "extend-partition", Requires: lockimpl.CapExtend,
+		Explanation: "an extend that cannot reach the servers does not succeed"})
+	register(Property{Name: "renewal/keeps-live-holder", Scenario: "renewal-keeps-live-holder", Requires: lockimpl.CapWatchdog,
+		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
+		Explanation: "the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"})
 }

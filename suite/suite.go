@@ -38,6 +38,10 @@ type Property struct {
 	// scenario arms (lockimpl.Info.Failpoints): the property attacks a step
 	// inside the lock and applies only to locks that have that step.
 	Failpoint string
+	// Options are lock options the property sets for a lock that
+	// understands them (lockimpl.Info.Options), e.g. to turn a watchdog on;
+	// a lock that does not declare an option runs without it.
+	Options map[string]string
 }
 
 var registry []Property
@@ -119,6 +123,14 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 	}
 	if info.Name != "" {
 		sc.Lock.Name = info.Name
+	}
+	for k, v := range p.Options {
+		if containsStr(info.Options, k) {
+			if sc.Lock.Options == nil {
+				sc.Lock.Options = map[string]string{}
+			}
+			sc.Lock.Options[k] = v
+		}
 	}
 	if sc.Topology.Kind == "standalone" {
 		switch info.Needs {

@@ -29,3 +29,41 @@ func TestForSplitsByCapability(t *testing.T) {
 	}
 	_ = not
 }
+
+// Stuck detection is on in every property, and each states what a correct
+// lock gets.
+func TestEveryPropertyChecksLivenessAndExpects(t *testing.T) {
+	for _, p := range All() {
+		sc, err := p.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.StuckAfter.D() <= 0 {
+			t.Errorf("%s: stuck_after is not set", p.Name)
+		}
+		if len(sc.Expect) == 0 {
+			t.Errorf("%s: no expect", p.Name)
+		}
+		if p.Explanation == "" {
+			t.Errorf("%s: no explanation", p.Name)
+		}
+	}
+}
+
+// LoadFor runs a single-master property on the topology the lock needs.
+func TestLoadForFitsTheTopology(t *testing.T) {
+	p, _ := Lookup("exclusion/no-faults")
+	for needs, kind := range map[string]string{"single": "standalone", "masters": "masters", "etcd": "etcd"} {
+		sc, err := p.LoadFor(lockimpl.Info{Name: "x", Needs: needs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Topology.Kind != kind || sc.Lock.Name != "x" {
+			t.Errorf("needs %s: topology %s lock %s, want %s and x", needs, sc.Topology.Kind, sc.Lock.Name, kind)
+		}
+	}
+	f, _ := Lookup("failover/async-replica")
+	if sc, _ := f.LoadFor(lockimpl.Info{Name: "x", Needs: "single"}); sc.Topology.Kind != "replicated" {
+		t.Errorf("failover property runs on %s, want replicated", sc.Topology.Kind)
+	}
+}

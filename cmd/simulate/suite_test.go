@@ -10,19 +10,8 @@ import (
 
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/worker"
 	"github.com/redis/go-redis/v9"
 )
-
-// TestMain lets this test binary double as the worker process (the
-// suite's runs start it with LOCKFAULT_ROLE=worker).
-func TestMain(m *testing.M) {
-	if worker.IsWorker() {
-		worker.Main()
-		return
-	}
-	os.Exit(m.Run())
-}
 
 // singleNoNX is a copy of the built-in "single" lock with one bug: its
 // acquire sends SET PX without NX, so it overwrites a held lock. Test code
