@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/worker"
 )
 
 // redisPy is the command of the redis-py example worker (Debian's
@@ -146,4 +149,119 @@ sleep 60`)
 		t.Fatal("the worker never ran")
 	}
 	goneAll(t, pids[0])
+}
+
+// The redis-py worker holds to the same strict rules as the built-in one.
+func TestRedisPyWorkerIsStrict(t *testing.T) {
+	cmd := exec.Command(redisPy(t)[0], redisPy(t)[1:]...)
+	in, _ := cmd.StdinPipe()
+	outR, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<21)
+	n := 0
+	exchange := func(line string) worker.Message {
+		t.Helper()
+		n++
+		fmt.Fprintln(in, line)
+		if !sc.Scan() {
+			t.Fatalf("line %d %s: no answer (%v)", n, line, sc.Err())
+		}
+		m, err := worker.DecodeMessage(sc.Bytes())
+		if err != nil {
+			t.Fatalf("line %d %s: the worker wrote an invalid message %s: %v", n, line, sc.Bytes(), err)
+		}
+		return m
+	}
+	if m := exchange(`{"cmd":"acquire","op":1,"key":"k","ttl_ms":5}`); m.Code != worker.CodeMalformed || m.Op != 1 || !strings.Contains(m.Error, "before init") {
+		t.Errorf("acquire before init: %+v", m)
+	}
+	if m := exchange(`{"cmd":"init","client":"c1","lock":"single"}`); m.Code != worker.CodeNotSupported {
+		t.Errorf("init with another lock: %+v", m)
+	}
+	if m := exchange(`{"cmd":"endpoints","endpoints":{"primary":"127.0.0.1:1"}}`); !strings.Contains(m.Error, "after a failed init") {
+		t.Errorf("endpoints after a failed init: %+v", m)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	cmd = exec.Command(redisPy(t)[0], redisPy(t)[1:]...)
+	in, _ = cmd.StdinPipe()
+	outR, _ = cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc = bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<21)
+	n = 0
+	if m := exchange(`{"cmd":"init","client":"c1","options":{"colour":"red"}}`); m.Code != worker.CodeNotSupported || !strings.Contains(m.Error, "colour") {
+		t.Errorf("unknown option: %+v", m)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	cmd = exec.Command(redisPy(t)[0], redisPy(t)[1:]...)
+	in, _ = cmd.StdinPipe()
+	outR, _ = cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc = bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<21)
+	n = 0
+	m := exchange(`{"cmd":"init","client":"c1","resource":"127.0.0.1:1"}`)
+	if m.Type != "ready" || worker.ValidateReady(m) != nil || m.Lock != "redis-py" || m.Needs != "single" {
+		t.Fatalf("describe: %+v", m)
+	}
+	for _, c := range []struct{ line, code, want string }{
+		{`{"cmd":"clock"}{"cmd":"shutdown"}`, worker.CodeMalformed, "data after the JSON object"},
+		{`{"CMD":"clock"}`, worker.CodeMalformed, "field cmd: missing"},
+		{`{"cmd":"clock","Offset_ms":5}`, worker.CodeMalformed, "field Offset_ms: unknown key"},
+		{`{"cmd":"cs","op":1,"lease":"L","ttl_ms":5}`, worker.CodeMalformed, "field ttl_ms: unknown key"},
+		{`{"cmd":"clock","offset_ms":1,"offset_ms":2}`, worker.CodeMalformed, "given twice"},
+		{`{"cmd":"clock","offset_ms":null}`, worker.CodeMalformed, "null is not allowed"},
+		{`["clock"]`, worker.CodeMalformed, "not a JSON object"},
+		{`{"cmd":"fly"}`, worker.CodeNotSupported, "unknown command"},
+		{`{"cmd":"release","op":-1,"lease":"L"}`, worker.CodeMalformed, "field op"},
+		{`{"cmd":"release","op":9007199254740992,"lease":"L"}`, worker.CodeMalformed, "field op"},
+		{`{"cmd":"release","op":1.5,"lease":"L"}`, worker.CodeMalformed, "field op"},
+		{`{"cmd":"release","op":true,"lease":"L"}`, worker.CodeMalformed, "field op"},
+		{`{"cmd":"acquire","op":2,"key":"k","ttl_ms":0}`, worker.CodeMalformed, "ttl_ms"},
+		{`{"cmd":"acquire","op":3,"key":"k","ttl_ms":5,"wait_ms":-1}`, worker.CodeMalformed, "wait_ms"},
+		{`{"cmd":"failpoint","name":"cs-after-read","action":"crash","count":-1}`, worker.CodeMalformed, "count"},
+		{`{"cmd":"failpoint","name":"cs-after-read","action":"sleep","ms":-5}`, worker.CodeMalformed, "field ms"},
+		{`{"cmd":"failpoint","name":"cs-after-read","action":"explode"}`, worker.CodeMalformed, "allowed: crash, sleep, stop, off"},
+		{`{"cmd":"clock","offset_ms":9223372036854775}`, worker.CodeMalformed, "offset_ms"},
+		{`{"cmd":"failpoint","name":"after-setnx","action":"crash"}`, worker.CodeNotSupported, "cannot hit it"},
+		{`{"cmd":"clock","offset_ms":5000}`, worker.CodeNotSupported, "no client-side validity clock"},
+		{`{"cmd":"init","client":"c1"}`, worker.CodeMalformed, "already initialised"},
+		{`{"cmd":"acquire","op":4,"key":"k","ttl_ms":5}`, worker.CodeMalformed, "before the lock has endpoints"},
+		{`{"cmd":"acquire","op":4,"key":"k","ttl_ms":5}`, worker.CodeMalformed, "op id 4 was used before"},
+		{`{"cmd":"endpoints","endpoints":{"Primary":"x"}}`, worker.CodeMalformed, "endpoints.Primary"},
+		{`{"cmd":"init","client":"c1","resource":"` + strings.Repeat("x", worker.MaxLine) + `"}`, worker.CodeMalformed, "line longer than 1048576 bytes"},
+	} {
+		m := exchange(c.line)
+		line := n
+		if len(c.line) > 200 {
+			c.line = c.line[:200] + "..."
+		}
+		wantOp := int64(0)
+		if strings.Contains(c.want, "before the lock has endpoints") || strings.Contains(c.want, "ttl_ms") || strings.Contains(c.want, "wait_ms") {
+			wantOp = m.Op // checked below
+			if m.Op == 0 {
+				t.Errorf("%s: a refused op with a new id must be ended by its error: %+v", c.line, m)
+			}
+		}
+		if m.Op != wantOp {
+			t.Errorf("%s: error ends op %d, want %d", c.line, m.Op, wantOp)
+		}
+		if m.Type != "error" || m.Code != c.code || m.Line != line || !strings.Contains(m.Error, c.want) {
+			t.Errorf("%s\n got %+v\nwant error code %s at line %d containing %q", c.line, m, c.code, line, c.want)
+		}
+	}
 }

@@ -39,7 +39,7 @@ type proc struct {
 	// hs gets the answer to init: ready, an error message, or a protocol
 	// fault (first one wins).
 	hs         chan handshake
-	started    atomic.Bool // ready was received and accepted
+	started    atomic.Bool // a ready was received: lines are dispatched from here on
 	dead       chan struct{}
 	readerDone chan struct{}
 	inMu       sync.Mutex
@@ -93,6 +93,9 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		stderr = io.Discard
 	}
 	cmd.Stderr = io.MultiWriter(stderr, p.tail)
+	// A child the worker left behind may hold stderr open: Wait must still
+	// report the worker's own exit promptly.
+	cmd.WaitDelay = 500 * time.Millisecond
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -195,7 +198,6 @@ func (p *proc) handshake(ctx context.Context, init worker.Command, timeout time.
 	if err := worker.ValidateReady(hs.m); err != nil {
 		return fail(fmt.Errorf("%s: %v", p.label, err))
 	}
-	p.started.Store(true)
 	return hs.m, nil
 }
 
@@ -292,14 +294,17 @@ func (p *proc) Send(c worker.Command) error {
 	return err
 }
 
-// Signal delivers a signal to the worker process.
+// Signal delivers a signal to the worker's process group.
 func (p *proc) Signal(sig syscall.Signal) error {
 	select {
 	case <-p.dead:
 		return fmt.Errorf("worker %s is dead", p.name)
 	default:
 	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
+	// To the whole process group: a worker started through a wrapper (a
+	// shell script, a language launcher) is paused or killed with
+	// everything it runs.
+	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
 		return err
 	}
 	if sig == syscall.SIGSTOP {
@@ -407,6 +412,12 @@ func (p *proc) read(out io.Reader) {
 		if !p.started.Load() {
 			switch m.Type {
 			case "ready", "error":
+				if m.Type == "ready" {
+					// From here on lines are dispatched: anything the
+					// worker writes right after ready must not race the
+					// handshake (which kills a worker whose ready is bad).
+					p.started.Store(true)
+				}
 				select {
 				case p.hs <- handshake{m: m}:
 				default:

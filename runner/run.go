@@ -312,6 +312,9 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	}
 	meta.Backend = backend.Name()
 	r.note("setup", "backend "+backend.Name())
+	if len(r.opt.WorkerCommand) > 0 {
+		r.note("setup", "external worker "+JoinCommand(r.opt.WorkerCommand)+" (lock "+r.lockInfo.Name+", needs "+r.lockInfo.Needs+")")
+	}
 	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
 	if err != nil {
 		backend.Close(context.Background())

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/lockfault/lockfault/lockimpl"
 )
@@ -111,6 +112,9 @@ func sortedKeys(m map[string]bool) string {
 // rejects anything else at the top, duplicate keys, null values and any data
 // after the object.
 func object(b []byte) (keys []string, vals map[string]json.RawMessage, err error) {
+	if !utf8.Valid(b) {
+		return nil, nil, fmt.Errorf("not UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	tok, err := dec.Token()

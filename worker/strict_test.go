@@ -24,6 +24,7 @@ func TestStrictRulesRefuseBadLines(t *testing.T) {
 		{"duplicate key", `{"cmd":"clock","offset_ms":1,"offset_ms":2}`, CodeMalformed, "given twice"},
 		{"null", `{"cmd":"clock","offset_ms":null}`, CodeMalformed, "null is not allowed"},
 		{"not an object", `["clock"]`, CodeMalformed, "not a JSON object"},
+		{"not UTF-8", "{\"cmd\":\"clock\",\"x\":\"\xff\"}", CodeMalformed, "not UTF-8"},
 		{"unknown command", `{"cmd":"fly"}`, CodeNotSupported, "unknown command"},
 		{"negative op", `{"cmd":"release","op":-1,"lease":"L"}`, CodeMalformed, "field op"},
 		{"zero op", `{"cmd":"release","op":0,"lease":"L"}`, CodeMalformed, "field op"},
@@ -72,6 +73,14 @@ func TestOpIDsAreUniqueAndRefusedOpsEnd(t *testing.T) {
 	send(`{"cmd":"release","op":7,"lease":"L"}`)
 	if m := recv(); m.Type != "error" || m.Op != 0 || !strings.Contains(m.Error, "op id 7 was used before") {
 		t.Fatalf("duplicate op id: %+v (it must not end op 7 a second time)", m)
+	}
+	send(`{"cmd":"release","op":8,"lease":"L"}`)
+	if m := recv(); m.Type != "error" || m.Op != 8 || !strings.Contains(m.Error, "before the lock has endpoints") {
+		t.Fatalf("a valid op refused by the order rules is ended by its error: %+v", m)
+	}
+	send(`{"cmd":"release","op":8,"lease":"L"}`)
+	if m := recv(); m.Type != "error" || m.Op != 0 || !strings.Contains(m.Error, "op id 8 was used before") {
+		t.Fatalf("duplicate op id: %+v", m)
 	}
 }
 

@@ -62,6 +62,11 @@ type Worker struct {
 
 	ops  chan Command
 	done chan struct{}
+
+	// Test hooks (the fuzz target): build the lock and run operations
+	// without servers, sleeps or signals.
+	testNewLock func(string, lockimpl.Config) (lockimpl.Lock, error)
+	testDo      func(Command) Message
 }
 
 type failpoint struct {
@@ -107,7 +112,7 @@ func (w *Worker) Serve(in io.Reader) error {
 		b, err := lr.Next()
 		line := lr.Line
 		if errors.Is(err, ErrLineTooLong) {
-			w.lineError(line, Command{}, malformed("%v", ErrLineTooLong))
+			w.lineError(line, Command{}, 0, malformed("%v", ErrLineTooLong))
 			continue
 		}
 		if err == io.EOF {
@@ -117,8 +122,15 @@ func (w *Worker) Serve(in io.Reader) error {
 			return err
 		}
 		c, lerr := DecodeCommand(b)
+		// An operation with a valid, new op id owns it from here on: if
+		// the line is refused, the error ends that op.
+		fresh := w.freshOp(c)
 		if lerr != nil {
-			w.lineError(line, c, lerr)
+			w.lineError(line, c, fresh, lerr)
+			continue
+		}
+		if isOperation(c.Cmd) && fresh == 0 {
+			w.lineError(line, c, 0, malformed("field op: op id %d was used before (op ids are unique)", c.Op))
 			continue
 		}
 		if err := w.control(c); err != nil {
@@ -129,19 +141,25 @@ func (w *Worker) Serve(in io.Reader) error {
 			if !errors.As(err, &le) {
 				le = &LineError{Msg: err.Error()}
 			}
-			w.lineError(line, c, le)
+			w.lineError(line, c, fresh, le)
 		}
 	}
 }
 
-// lineError answers a command that was refused. An operation whose op id is
-// valid and new is ended by it (the harness records a fail); a refused
-// failpoint carries its name and action.
-func (w *Worker) lineError(line int, c Command, e *LineError) {
-	m := Message{Type: "error", Line: line, Code: e.Code, Error: fmt.Sprintf("stdin:%d: %s", line, e.Msg)}
-	if isOperation(c.Cmd) && c.Op >= 1 && c.Op <= MaxOp && w.claimOp(c.Op) {
-		m.Op = c.Op
+// freshOp claims an operation's op id: the id if it is in range and was
+// never used, else 0.
+func (w *Worker) freshOp(c Command) int64 {
+	if !isOperation(c.Cmd) || c.Op < 1 || c.Op > MaxOp || !w.claimOp(c.Op) {
+		return 0
 	}
+	return c.Op
+}
+
+// lineError answers a command that was refused. An operation whose op id is
+// valid and new (op) is ended by it (the harness records a fail); a refused
+// failpoint carries its name and action.
+func (w *Worker) lineError(line int, c Command, op int64, e *LineError) {
+	m := Message{Type: "error", Line: line, Op: op, Code: e.Code, Error: fmt.Sprintf("stdin:%d: %s", line, e.Msg)}
 	if c.Cmd == "failpoint" && e.Code == CodeNotSupported {
 		m.Name, m.Action = c.Name, c.Action
 	}
@@ -185,9 +203,6 @@ func (w *Worker) control(c Command) error {
 		w.mu.Unlock()
 		return err
 	case "acquire", "cs", "release", "extend":
-		if !w.claimOp(c.Op) {
-			return malformed("field op: op id %d was used before (op ids are unique)", c.Op)
-		}
 		if !built {
 			return malformed("%s before the lock has endpoints (send endpoints first)", c.Cmd)
 		}
@@ -279,7 +294,11 @@ func hasEndpoints(ep lockimpl.Endpoints) bool {
 // reconnect builds a fresh lock client against new endpoints (a failover by
 // hand re-points clients this way). Leases survive: they are plain values.
 func (w *Worker) reconnect(ep lockimpl.Endpoints) error {
-	l, err := lockimpl.New(w.lockName, lockimpl.Config{
+	newLock := lockimpl.New
+	if w.testNewLock != nil {
+		newLock = w.testNewLock
+	}
+	l, err := newLock(w.lockName, lockimpl.Config{
 		ClientID:  w.client,
 		Endpoints: ep,
 		Options:   w.options,
@@ -369,6 +388,10 @@ func (w *Worker) mono(l *lockimpl.Lease) int64 {
 func (w *Worker) runOps() {
 	defer close(w.done)
 	for c := range w.ops {
+		if w.testDo != nil {
+			w.send(w.testDo(c))
+			continue
+		}
 		w.send(w.do(c))
 	}
 }

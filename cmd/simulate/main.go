@@ -86,10 +86,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
 	fs.StringVar(&opt.Lock, "lock", "", "run the scenario with this lock instead of its own (see `simulate list`)")
 	fs.StringVar(&opt.Variant, "variant", "", "run this variant of the scenario")
+	workerCmd := fs.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	fs.IntVar(&opt.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's)")
 	fs.Int64Var(&opt.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
-	workerCmd := fs.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	quiet := fs.Bool("q", false, "print only the summary")
 	// Flags may come before or after the scenario name.
 	var pos []string
@@ -108,31 +108,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simulate run: want exactly one scenario name or file, got %d (%s)\nscenarios: %s\n", len(pos), strings.Join(pos, " "), strings.Join(scenarios.Names(), ", "))
 		return 2
 	}
+	if *workerCmd != "" && !describeWorker(&opt, *workerCmd, *quiet, stderr) {
+		return 2
+	}
 	switch opt.Backend {
 	case "auto", "docker", "process":
 	default:
 		fmt.Fprintf(stderr, "simulate run: -backend %q is not allowed (allowed: docker, process, auto)\n", opt.Backend)
 		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	if *workerCmd != "" {
-		argv, err := runner.SplitCommand(*workerCmd)
-		if err != nil {
-			fmt.Fprintln(stderr, "simulate run:", err)
-			return 2
-		}
-		opt.WorkerCommand = argv
-		info, err := runner.Describe(ctx, argv, opt.Lock)
-		if err != nil {
-			fmt.Fprintln(stderr, "simulate run: -worker:", err)
-			return 2
-		}
-		opt.WorkerInfo = &info
-		if !*quiet {
-			fmt.Fprintf(stderr, "worker %s: lock %s, needs %s, caps [%s], failpoints [%s]\n", runner.JoinCommand(argv),
-				info.Name, info.Needs, strings.Join(info.Caps, " "), strings.Join(info.Failpoints, " "))
-		}
 	}
 	sc, err := runner.Prepare(pos[0], opt)
 	if err != nil {
@@ -142,6 +125,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		opt.Log = stderr
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	out, err := runner.Run(ctx, sc, opt)
 	if out != nil {
 		fmt.Fprintln(stdout, out.Summary)

@@ -115,8 +115,8 @@ def _no_constant(name):
     raise ValueError("%s is not JSON" % name)
 
 
-def decode(line):
-    """One JSON object, exact keys of its command, numbers in bounds."""
+def parse(line):
+    """One JSON object, no duplicate keys, nothing after it."""
     try:
         c = json.loads(line, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except ValueError as e:
@@ -127,6 +127,11 @@ def decode(line):
         raise malformed(msg)
     if not isinstance(c, dict):
         raise malformed("not a JSON object")
+    return c
+
+
+def validate(c):
+    """Exact keys of its command, required fields, numbers in bounds."""
     if "cmd" not in c:
         raise malformed("field cmd: missing (allowed: %s)" % COMMAND_NAMES)
     cmd = c["cmd"]
@@ -215,7 +220,8 @@ class Worker:
         self.resource = None
         self.res_sock = None
         self.res_file = None
-        self.leases = {}  # lease id -> redis.lock.Lock
+        self.leases = {}  # lease id -> (redis.lock.Lock, key); kept after release
+        self.res_keyed = True  # send the key on resource requests (see resource_call)
         self.failpoints = {}  # name -> [action, count, ms, hits]
         self.ops = queue.Queue()
         self.op_thread = threading.Thread(target=self.run_ops, daemon=True)
@@ -246,8 +252,6 @@ class Worker:
                 self.inited = True
             send({"type": "ready", "pid": os.getpid(), "lock": LOCK, "needs": NEEDS, "caps": CAPS, "failpoints": FAILPOINTS})
         elif cmd in OPERATIONS:
-            if not self.claim_op(c["op"]):
-                raise malformed("field op: op id %d was used before (op ids are unique)" % c["op"])
             if self.redis is None:
                 raise malformed("%s before the lock has endpoints (send endpoints first)" % cmd)
             self.ops.put(c)
@@ -314,7 +318,7 @@ class Worker:
             raise not_supported("field endpoints: lock %s needs primary (or sentinels + master)" % LOCK)
         with self.mu:
             old, self.redis = self.redis, client
-            for lk in self.leases.values():
+            for lk, _ in self.leases.values():
                 lk.redis = client
         if old is not None:
             try:
@@ -362,15 +366,16 @@ class Worker:
         cmd = c["cmd"]
         if cmd == "acquire":
             return self.acquire(c)
-        lk = self.leases.get(c["lease"])
+        with self.mu:
+            lk, key = self.leases.get(c["lease"], (None, None))
         if lk is None:
             return {"status": "fail", "error": "unknown lease " + c["lease"]}
         if cmd == "cs":
-            return self.critical_section(c)
+            return self.critical_section(c, key)
         if cmd == "release":
             self.hit("before-release")
-            with self.mu:
-                self.leases.pop(c["lease"], None)
+            # The lease stays known: releasing it again is refused by the
+            # lock itself (LockError: "Cannot release an unlocked lock").
             try:
                 lk.release()
             except redis.exceptions.LockError as e:  # LockNotOwnedError too: certainly not released
@@ -407,15 +412,26 @@ class Worker:
             return {"status": "fail", "error": "lock not acquired within wait_ms"}
         lease = c.get("lease") or "%s-%d" % (self.client_name, c["op"])
         with self.mu:
-            self.leases[lease] = lk
+            self.leases[lease] = (lk, c["key"])
         token = lk.local.token
         m = {"status": "ok", "lease": lease, "token": token.decode() if isinstance(token, bytes) else str(token)}
         return self.validity(m, start, c["ttl_ms"])
 
     # -- the critical section and the resource --
 
-    def resource_call(self, req):
-        """One request line to the resource, one answer line back."""
+    def resource_call(self, req, key):
+        """One request line to the resource, one answer line back. The key
+        goes last on the line; a resource server older than per-key
+        registers answers ERR to the extra word, and the worker then drops
+        the key for good (that server has only one register)."""
+        if self.res_keyed:
+            resp = self.resource_line(req + " " + key)
+            if not (resp.startswith("ERR") and "argument" in resp):
+                return resp
+            self.res_keyed = False
+        return self.resource_line(req)
+
+    def resource_line(self, req):
         if self.res_file is None:
             s = socket.create_connection(self.resource, timeout=SOCKET_TIMEOUT)
             s.settimeout(None)  # a paused peer is not an error; the harness bounds the op
@@ -440,10 +456,10 @@ class Worker:
                 pass
         self.res_file = self.res_sock = None
 
-    def critical_section(self, c):
+    def critical_section(self, c, key):
         lease, fence = c["lease"], 0  # redis-py's lock has no fencing token
         try:
-            resp = self.resource_call("READ %s %s %d" % (self.client_name, lease, fence))
+            resp = self.resource_call("READ %s %s %d" % (self.client_name, lease, fence), key)
         except OSError as e:
             return {"status": "info", "error": "resource: %s" % e}
         if resp.startswith("REJECTED"):
@@ -455,7 +471,7 @@ class Worker:
         time.sleep(c.get("hold_ms", 0) / 1000)
         self.hit("cs-before-write")
         try:
-            resp = self.resource_call("WRITE %s %s %d %d" % (self.client_name, lease, fence, v + 1))
+            resp = self.resource_call("WRITE %s %s %d %d" % (self.client_name, lease, fence, v + 1), key)
         except OSError as e:
             return {"status": "info", "read": v, "error": "resource: %s" % e}
         if resp.startswith("REJECTED"):
@@ -486,7 +502,7 @@ def read_lines(stream):
 def main():
     w = Worker()
     for n, b in read_lines(sys.stdin.buffer):
-        c = None
+        c, fresh = None, None
         try:
             if b is None:
                 raise malformed("line longer than %d bytes" % MAX_LINE)
@@ -494,18 +510,28 @@ def main():
                 text = b.decode("utf-8")
             except UnicodeDecodeError:
                 raise malformed("not UTF-8")
-            c = decode(text)
+            c = parse(text)
+            # An operation with a valid, new op id owns it from here on: if
+            # the line is refused, the error ends that op.
+            op = c.get("op")
+            if c.get("cmd") in OPERATIONS and type(op) is int and 1 <= op <= MAX_OP and w.claim_op(op):
+                fresh = op
+            validate(c)
+            if c["cmd"] in OPERATIONS and fresh is None:
+                raise malformed("field op: op id %d was used before (op ids are unique)" % op)
             if not w.handle(n, c):
                 return 0
         except Refused as e:
             m = {"type": "error", "line": n, "code": e.code, "error": "stdin:%d: %s" % (n, e)}
-            if c is not None and c.get("cmd") in OPERATIONS and type(c.get("op")) is int and 1 <= c["op"] <= MAX_OP and w.claim_op(c["op"]):
-                m["op"] = c["op"]
+            if fresh is not None:
+                m["op"] = fresh
             if c is not None and c.get("cmd") == "failpoint" and e.code == "not-supported":
                 m["name"], m["action"] = c["name"], c["action"]
             send(m)
         except Exception as e:  # e.g. a server that cannot be reached at init
             m = {"type": "error", "line": n, "error": "stdin:%d: %s: %s" % (n, type(e).__name__, e)}
+            if fresh is not None:
+                m["op"] = fresh
             send(m)
     return 0
 
