@@ -18,8 +18,10 @@ import (
 // WriteCardsTable writes the side-by-side table of several locks' cards
 // (property × lock) as Markdown, each cell linking to that lock's card,
 // and as a picture (green held, red violated, grey not claimed, amber
-// harness error). cardDirs[i] is the folder of cards[i].
-func WriteCardsTable(mdPath, pngPath string, cards []*card.Card, cardDirs []string) error {
+// harness error). cardDirs[i] is the folder of cards[i]. expected, when
+// it has an entry {lock, property}, is the outcome the promise table
+// expects; a cell that differs says so.
+func WriteCardsTable(mdPath, pngPath string, cards []*card.Card, cardDirs []string, expected map[[2]string]card.Outcome) error {
 	props := cardProperties(cards)
 	if pngPath != "" {
 		if err := os.MkdirAll(filepath.Dir(pngPath), 0o755); err != nil {
@@ -74,11 +76,37 @@ func WriteCardsTable(mdPath, pngPath string, cards []*card.Card, cardDirs []stri
 			if r.Report != "" && r.Outcome != card.Held && r.Outcome != card.NotClaimed {
 				spans = append(spans, txt(" "), link("report", relTo(filepath.Join(cardDirs[i], r.Report))))
 			}
-			row = append(row, cell{spans: spans, tone: outcomeTone(r.Outcome)})
+			tone := outcomeTone(r.Outcome)
+			if exp, ok := expected[[2]string{c.Lock, p}]; ok {
+				if exp != r.Outcome {
+					spans = append(spans, txt(" "), bold("≠ expected "+exp.Text()))
+					tone = -1
+				} else if r.Outcome == card.Violated {
+					spans = append(spans, txt(" (as expected)"))
+				}
+			}
+			row = append(row, cell{spans: spans, tone: tone})
 		}
 		t.rows = append(t.rows, row)
 	}
 	d.tab(t)
+	if len(expected) > 0 {
+		var diffs [][]inline
+		for _, c := range cards {
+			for _, r := range c.Rows {
+				if exp, ok := expected[[2]string{c.Lock, r.Property}]; ok && exp != r.Outcome {
+					diffs = append(diffs, item(bold(c.Lock), txt(" × "), code(r.Property), txt(": expected "+exp.Text()+", got "+r.Summary())))
+				}
+			}
+		}
+		d.h(2, "Against the promise table")
+		if len(diffs) == 0 {
+			d.p(txt("Every outcome of the built-in locks is the one the promise table (suite/promises.go) expects."))
+		} else {
+			d.p(txt(fmt.Sprintf("%d outcomes differ from the promise table (suite/promises.go):", len(diffs))))
+			d.ul(diffs...)
+		}
+	}
 	var items [][]inline
 	for i, c := range cards {
 		items = append(items, item(bold(c.Lock), txt(": "+c.Tally()+", "+c.Duration.Round(1e9).String()+" on "+c.Backend+" — "),

@@ -56,12 +56,14 @@ func TestWriteCardsTable(t *testing.T) {
 		{Property: "stale/write-fenced", Outcome: card.NotClaimed}}}
 	md := filepath.Join(dir, "cards.md")
 	png := filepath.Join(dir, "cards.png")
-	err := WriteCardsTable(md, png, []*card.Card{a, b}, []string{filepath.Join(dir, "suite", "single", "r"), filepath.Join(dir, "suite", "get-set", "r")})
+	exp := map[[2]string]card.Outcome{{"single", "exclusion/no-faults"}: card.Violated, {"get-set", "exclusion/no-faults"}: card.Violated}
+	err := WriteCardsTable(md, png, []*card.Card{a, b}, []string{filepath.Join(dir, "suite", "single", "r"), filepath.Join(dir, "suite", "get-set", "r")}, exp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(md)
-	for _, w := range []string{"| property | single | get-set |", "| `exclusion/no-faults` | ✅ held | **❌ violated** overlap 3/3 [report](suite/get-set/r/x/r1/report.md) |",
+	for _, w := range []string{"| property | single | get-set |", "| `exclusion/no-faults` | ✅ held **≠ expected violated** | **❌ violated** overlap 3/3 [report](suite/get-set/r/x/r1/report.md) (as expected) |",
+		"1 outcomes differ from the promise table", "**single** × `exclusion/no-faults`: expected violated, got held",
 		"| `stale/write-fenced` | — not claimed | — not claimed |", "[card](suite/single/r/suite.md)"} {
 		if !strings.Contains(string(data), w) {
 			t.Errorf("cards.md lacks %q:\n%s", w, data)

@@ -332,14 +332,41 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 		}
 		cards[i] = &rel
 	}
+	// The built-in locks' outcomes are checked against the promise table.
+	expected := map[[2]string]card.Outcome{}
+	mismatches := 0
+	for _, c := range cards {
+		if c.Worker != "" {
+			continue
+		}
+		info, ok := lockimpl.Lookup(c.Lock)
+		if !ok {
+			continue
+		}
+		for _, r := range c.Rows {
+			p, ok := suite.Lookup(r.Property)
+			if !ok {
+				continue
+			}
+			exp, _ := suite.Expected(info, p)
+			expected[[2]string{c.Lock, r.Property}] = card.Outcome(exp)
+			if card.Outcome(exp) != r.Outcome {
+				mismatches++
+				fmt.Fprintf(stdout, "%-16s %-28s expected %s by the promise table, got %s\n", c.Lock, r.Property, exp, r.Summary())
+			}
+		}
+	}
 	png := strings.TrimSuffix(*md, filepath.Ext(*md)) + ".png"
-	if err := reports.WriteCardsTable(*md, png, cards, dirs); err != nil {
+	if err := reports.WriteCardsTable(*md, png, cards, dirs, expected); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	fmt.Fprintf(stdout, "%d cards; wrote %s and %s\n", len(cards), *md, png)
+	fmt.Fprintf(stdout, "%d cards, %d outcome(s) differ from the promise table; wrote %s and %s\n", len(cards), mismatches, *md, png)
 	if ctx.Err() != nil {
 		return 2
+	}
+	if code == 0 && mismatches > 0 {
+		code = 1
 	}
 	return code
 }
