@@ -185,6 +185,12 @@ type Options struct {
 	Only, Skip []string
 	// Parallel properties at a time (Suite; default 2).
 	Parallel int
+	// KnownViolations lists properties the lock is known to break, with
+	// the reason (for example "failover/async-replica": a single-master
+	// lock loses its key when an asynchronous replica is promoted). Run
+	// skips such a property when it is violated, saying why and what was
+	// observed, instead of failing it; if it holds, it passes.
+	KnownViolations map[string]string
 }
 
 func (o Options) withDefaults() Options {
@@ -238,6 +244,11 @@ func Run(t *testing.T, lock string, opts Options) {
 	if err != nil {
 		t.Fatal("lockfaulttest:", err)
 	}
+	for name := range o.KnownViolations {
+		if _, ok := suite.Lookup(name); !ok {
+			t.Fatalf("lockfaulttest: Options.KnownViolations: %q is not a property of the suite (properties: %s)", name, strings.Join(runner.PropertyNames(), ", "))
+		}
+	}
 	selected := map[string]bool{}
 	for _, p := range apply {
 		selected[p.Name] = true
@@ -257,12 +268,18 @@ func Run(t *testing.T, lock string, opts Options) {
 			switch row.Outcome {
 			case card.Held:
 				t.Logf("held: %s (%v)", p.Explanation, row.Duration.Round(time.Second))
+				if why, ok := o.KnownViolations[p.Name]; ok {
+					t.Logf("listed as a known violation (%s), but it held this time", why)
+				}
 				if !o.KeepReports && row.Report != "" {
 					run := filepath.Dir(row.Report)
 					os.RemoveAll(run)
 					os.Remove(filepath.Dir(run)) // the scenario's folder, when it is now empty
 				}
 			case card.Violated:
+				if why, ok := o.KnownViolations[p.Name]; ok {
+					t.Skipf("known violation (%s):\n%s", why, Explain(row))
+				}
 				t.Error(Explain(row))
 			default:
 				t.Errorf("harness error (not a verdict on %s): %s\nreport: %s", lock, row.Finding, orNone(row.Report))

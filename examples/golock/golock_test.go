@@ -43,8 +43,15 @@ func TestMain(m *testing.M) {
 // The whole suite against golock: one subtest per property, e.g.
 //
 //	go test -run 'TestGoLock/exclusion/no-faults'
+//
+// golock writes its key to one Redis master, so like every single-master
+// lock it loses a grant when an asynchronous replica is promoted: that
+// property is listed as a known violation (skipped with what was observed,
+// not failed).
 func TestGoLock(t *testing.T) {
-	lockfaulttest.Run(t, "golock", lockfaulttest.Options{})
+	lockfaulttest.Run(t, "golock", lockfaulttest.Options{KnownViolations: map[string]string{
+		"failover/async-replica": "one master, asynchronous replication: a failover can lose the key (C5)",
+	}})
 }
 
 // The broken copy is caught: its card has exclusion/no-faults violated,
