@@ -323,6 +323,12 @@ func DecodeMessage(line []byte) (Message, error) {
 	if m.Op < 0 || m.Op > MaxOp {
 		return m, fmt.Errorf("field op: %d is out of range (allowed: 1 to %d)", m.Op, int64(MaxOp))
 	}
+	if m.Ms < 0 || m.Ms > MaxFailpointMs {
+		return m, fmt.Errorf("field ms: %d is out of range (allowed: 0 to %d)", m.Ms, MaxFailpointMs)
+	}
+	if m.Line < 0 || m.Pid < 0 {
+		return m, fmt.Errorf("fields line and pid: negative")
+	}
 	if m.Type == "reply" {
 		if m.Op == 0 {
 			return m, fmt.Errorf("field op: a reply needs the op id of its command")

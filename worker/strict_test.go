@@ -209,6 +209,8 @@ func TestDecodeMessageIsStrict(t *testing.T) {
 		`{"type":"reply","op":"3","status":"ok"}`:      "field op",
 		`{"type":"reply","op":3,"op":4,"status":"ok"}`: "given twice",
 		`hello`: "not JSON",
+		`{"type":"stopping","name":"x","ms":3600001}`: "field ms",
+		`{"type":"stopping","name":"x","ms":-1}`:      "field ms",
 	}
 	for l, want := range bad {
 		if _, err := DecodeMessage([]byte(l)); err == nil || !strings.Contains(err.Error(), want) {
