@@ -26,7 +26,7 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var opt runner.SuiteOptions
-	fs.StringVar(&opt.Lock, "lock", "", "the lock to test (a built-in, see `simulate list`; with -worker, the worker's lock name)")
+	fs.StringVar(&opt.Lock, "lock", "", "the lock to test: a built-in (see simulate list), or with -worker the name the worker should declare")
 	worker := fs.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	fs.StringVar(&opt.Backend, "backend", "auto", "node backend: docker, process or auto (docker when an engine answers)")
 	fs.IntVar(&opt.Parallel, "parallel", 2, "properties run at the same time (1 to 8)")
