@@ -61,7 +61,8 @@ claims: build image
 	./$(BIN) claims -backend $(backend) -parallel 2 $(ARGS)
 
 # One lock's report card: reports/suite/<lock>/<run-id>/ (suite.md, .html,
-# .png, .json, junit.xml). Exit 0 all held, 1 a property violated, 2 harness.
+# .png, .json, junit.xml). Exit 0 as the promise table expects (a built-in
+# lock) or all held (a worker's lock), 1 otherwise, 2 harness failure.
 # With worker='COMMAND' the lock is the one an external worker declares:
 #   make suite worker='/usr/bin/python3 examples/redis-py/worker.py'
 suite: build image

@@ -201,3 +201,19 @@ func TestSuiteExternalWorkerRedisPy(t *testing.T) {
 	}
 	checkJUnit(t, filepath.Join(reps, "suite", "redis-py"))
 }
+
+// Without a baseline, a built-in lock is held to the promise table: get-set
+// violates exclusion/no-faults as the table expects (exit 0); the same
+// outcome for a lock the table expects to hold is a difference (exit 1).
+func TestSuiteBuiltinAgainstPromiseTable(t *testing.T) {
+	reps := filepath.Join(t.TempDir(), "reports")
+	common := []string{"-backend", "process", "-only", "exclusion/no-faults", "-cycles", "2", "-reports", reps}
+	code, out, errs := run(append([]string{"suite", "-lock", "get-set"}, common...)...)
+	if code != 0 || !strings.Contains(out, "violated as the promise table expects: exclusion/no-faults") {
+		t.Fatalf("get-set: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = run(append([]string{"suite", "-lock", "single-no-nx"}, common...)...)
+	if code != 1 || !strings.Contains(out, "DIFFERS from the promise table: exclusion/no-faults expected held, got violated") {
+		t.Fatalf("single-no-nx: exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+}
