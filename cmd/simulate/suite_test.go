@@ -171,6 +171,11 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 		{[]string{"suite", "-lock", "single", "-baseline", badOutcome}, badOutcome + `:1: outcome: "fine" is not allowed (allowed: held, violated, not-claimed)`},
 		{[]string{"suite", "-lock", "single", "-baseline", filepath.Join(dir, "missing.txt")}, "no such file"},
 		{[]string{"suite", "-lock", "single", "extra"}, `unexpected argument "extra"`},
+		{[]string{"suite", "-lock", "single", "-timeout", "1ms"}, "-timeout 1ms: want 1s to 24h"},
+		{[]string{"suite", "-worker", "'unterminated"}, "unterminated quote"},
+		{[]string{"cards", "-locks", "single,nope"}, `-locks: unknown lock "nope"`},
+		{[]string{"cards", "-backend", "vm"}, `-backend "vm" is not allowed`},
+		{[]string{"cards", "-only", "no/such"}, `no property matches "no/such"`},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(append(c.args, "-reports", reps)...)
