@@ -3,6 +3,9 @@
 #   make scenario name=master-failover   run one scenario (installs what it needs)
 #   make test                            unit and integration tests
 #   make claims                          the whole catalogue -> claims.md, claims.png
+#   make suite lock=single               one lock's report card (the property suite)
+#   make suite worker='CMD'              the card of the lock an external worker declares
+#   make cards                           every built-in lock's card -> cards.md, cards.png
 #   make bench                           acquire+release pairs/s per lock; checker, check/report and history writer benchmarks
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
@@ -12,10 +15,12 @@ GO ?= go
 BIN := bin/simulate
 backend ?= auto
 name ?= master-failover
+lock ?= single
+worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims bench clean vet fuzz
+.PHONY: all deps build shim image scenario test claims suite cards bench clean vet fuzz
 
 all: build
 
@@ -50,9 +55,24 @@ scenario: build image
 test: build image
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
+	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
 
 claims: build image
 	./$(BIN) claims -backend $(backend) -parallel 2 $(ARGS)
+
+# One lock's report card: reports/suite/<lock>/<run-id>/ (suite.md, .html,
+# .png, .json, junit.xml). Exit 0 as the promise table expects (a built-in
+# lock) or all held (a worker's lock), 1 otherwise, 2 harness failure.
+# With worker='COMMAND' the lock is the one an external worker declares:
+#   make suite worker='/usr/bin/python3 examples/redis-py/worker.py'
+suite: build image
+	./$(BIN) suite $(if $(worker),-worker '$(worker)',-lock $(lock)) -backend $(backend) $(ARGS)
+
+# Every built-in lock's card, redis-py's through its external worker, and
+# the lock × property table (cards.md, cards.png).
+cards: build image
+	./$(BIN) cards -backend $(backend) -parallel 2 $(if $(wildcard examples/redis-py/worker.py),-worker '/usr/bin/python3 examples/redis-py/worker.py') $(ARGS)
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/

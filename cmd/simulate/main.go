@@ -34,8 +34,11 @@ const usage = `usage: simulate <command> [flags]
 
 commands:
   run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
+                             (-worker 'COMMAND ...': test your own lock through an external worker)
   check <report-dir>         re-check a recorded history.jsonl and print the verdict; exit 2 if it cannot be judged (unknown)
   report <report-dir>        re-check and rewrite the report files from history.jsonl (same exit codes as check)
+  suite -lock NAME           run the property suite against one lock: its report card, junit.xml, a baseline gate
+  cards [-locks a,b]         the suite against every built-in lock: each card and a lock × property table (cards.md, cards.png)
   claims                     run the whole catalogue (every claim, every variant) and write claims.md and claims.png
   list                       list scenarios, locks and faults
   clean                      remove containers, networks and temp dirs left by killed runs
@@ -63,6 +66,10 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return cmdList(stdout)
 	case "claims":
 		return cmdClaims(args[1:], stdout, stderr)
+	case "suite":
+		return cmdSuite(args[1:], stdout, stderr)
+	case "cards":
+		return cmdCards(args[1:], stdout, stderr)
 	case "clean":
 		return cmdClean(stdout, stderr)
 	case "-h", "--help", "help":

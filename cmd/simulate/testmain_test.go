@@ -4,10 +4,18 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/lockfault/lockfault/worker"
 )
 
-// TestMain removes the simulate binaries the tests and benchmarks built.
+// TestMain lets this test binary double as the worker process (the suite
+// tests start it with LOCKFAULT_ROLE=worker), and removes the simulate
+// binaries the tests and benchmarks built.
 func TestMain(m *testing.M) {
+	if worker.IsWorker() {
+		worker.Main()
+		return
+	}
 	code := m.Run()
 	for _, bin := range []string{binPath, benchBin} {
 		if bin != "" {

@@ -1,0 +1,122 @@
+package lockfaulttest_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockfault/lockfault/lockfaulttest"
+)
+
+// minimal is a user's lock as it would live in their own module: SET NX
+// PX, released by a compare-and-delete script. sloppy is the same lock
+// with one bug, its release is a plain DEL of whatever key is there.
+type minimal struct {
+	rdb    *redis.Client
+	cfg    lockfaulttest.Config
+	sloppy bool
+}
+
+var release = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
+
+func newMinimal(sloppy bool) lockfaulttest.Factory {
+	return func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
+		return &minimal{rdb: redis.NewClient(&redis.Options{Addr: cfg.Endpoints.Primary, MaxRetries: -1}), cfg: cfg, sloppy: sloppy}, nil
+	}
+}
+
+func (m *minimal) Acquire(ctx context.Context, res string, o lockfaulttest.AcquireOptions) (*lockfaulttest.Lease, error) {
+	token := m.cfg.ClientID + "-" + time.Now().Format("150405.000000000")
+	deadline := time.Now().Add(o.Wait)
+	for {
+		start := m.cfg.Now()
+		var ok bool
+		var err error
+		if m.sloppy {
+			// The bug: SET without NX overwrites a held lock.
+			err = m.rdb.Set(ctx, "lock:"+res, token, o.TTL).Err()
+			ok = err == nil
+		} else {
+			ok, err = m.rdb.SetNX(ctx, "lock:"+res, token, o.TTL).Result()
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &lockfaulttest.Lease{Resource: res, Token: token, Validity: o.TTL, ValidUntil: start.Add(o.TTL)}, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, lockfaulttest.ErrNotAcquired
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (m *minimal) Release(ctx context.Context, l *lockfaulttest.Lease) error {
+	n, err := release.Run(ctx, m.rdb, []string{"lock:" + l.Resource}, l.Token).Int()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return lockfaulttest.ErrNotHeld
+	}
+	return nil
+}
+
+func (m *minimal) Close() error { return m.rdb.Close() }
+
+func TestMain(m *testing.M) {
+	lockfaulttest.Main(m,
+		lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "lft-minimal", Needs: lockfaulttest.NeedsSingle}, New: newMinimal(false)},
+		lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "lft-no-nx", Needs: lockfaulttest.NeedsSingle}, New: newMinimal(true)},
+	)
+}
+
+// The correct lock passes the properties it claims (the others skip);
+// examples/golock runs the whole suite, this test two properties.
+func TestMinimalLock(t *testing.T) {
+	lockfaulttest.Run(t, "lft-minimal", lockfaulttest.Options{Backend: "process", Cycles: 2, ReportsDir: t.TempDir(),
+		Only: []string{"exclusion/no-faults", "crash"}})
+}
+
+// The copy with one bug gets a card with the violation, and Explain says
+// what happened in sentences.
+func TestBrokenCopyIsViolated(t *testing.T) {
+	c, err := lockfaulttest.Suite(context.Background(), "lft-no-nx", lockfaulttest.Options{Backend: "process", Cycles: 2,
+		ReportsDir: t.TempDir(), Only: []string{"exclusion/no-faults"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, ok := c.Row("exclusion/no-faults")
+	if !ok || row.Outcome != lockfaulttest.Violated {
+		t.Fatalf("the lock without NX was not caught: %+v", c.Rows)
+	}
+	msg := lockfaulttest.Explain(row)
+	for _, w := range []string{"property exclusion/no-faults is violated", "promise:", "observed: overlap", "Two holders at once", "report:", "report.md"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("explanation lacks %q:\n%s", w, msg)
+		}
+	}
+}
+
+func TestRegisterRefusesBadDescriptions(t *testing.T) {
+	f := newMinimal(false)
+	cases := []struct {
+		def  lockfaulttest.LockDef
+		want string
+	}{
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "", Needs: "single"}, New: f}, "Info.Name must be"},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "zookeeper"}, New: f}, `Info.Needs "zookeeper" is not allowed (allowed: single, masters, etcd)`},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single", Caps: []string{"teleport"}}, New: f}, `Info.Caps: "teleport" is not allowed`},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single"}}, "New is nil"},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "single", Needs: "single"}, New: f}, "the name is taken"},
+	}
+	for _, c := range cases {
+		if err := lockfaulttest.Register(c.def); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.def.Info, err, c.want)
+		}
+	}
+}
