@@ -3,7 +3,9 @@
 #   make scenario name=master-failover   run one scenario (installs what it needs)
 #   make test                            unit and integration tests
 #   make claims                          the whole catalogue -> claims.md, claims.png
-#   make bench                           acquire+release pairs/s per lock
+#   make bench                           acquire+release pairs/s per lock, harness throughput ratio
+#   make bench-scenarios                 wall time of master-failover (both backends) and of one suite
+#   make bench-claims                    the same plus the wall time of the whole catalogue
 #   make clean                           remove what killed runs left behind
 
 SHELL := /bin/bash
@@ -14,7 +16,7 @@ name ?= master-failover
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims bench clean vet
+.PHONY: all deps build shim image scenario test claims bench bench-scenarios bench-claims clean vet
 
 all: build
 
@@ -53,8 +55,18 @@ test: build image
 claims: build image
 	./$(BIN) claims -backend $(backend) -parallel 2 $(ARGS)
 
+# Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
+# measured in the same run (ratio). Benchmarks only: nothing here is timed
+# against a limit.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
+	$(GO) test -run '^$$' -bench HarnessThroughput -benchtime 1x ./runner/
+
+bench-scenarios: build image
+	@bash bench/scenarios.sh
+
+bench-claims: build image
+	@BENCH_CLAIMS=1 bash bench/scenarios.sh
 
 clean:
 	-./$(BIN) clean
