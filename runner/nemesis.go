@@ -89,10 +89,10 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 		// itself triggers at once (resume -> grant) is not missed.
 		awaiting := next
 		next = nil
-		if i+1 < len(steps) && steps[i+1].Await != "" {
+		if i+1 < len(steps) && steps[i+1].Await != "" && !polledAwait(steps[i+1].Await) {
 			next = r.await(steps[i+1].Await, steps[i+1].By)
 		}
-		if st.Await != "" && awaiting == nil {
+		if st.Await != "" && awaiting == nil && !polledAwait(st.Await) {
 			awaiting = r.await(st.Await, st.By)
 		}
 		r.awaiting = awaiting
@@ -106,12 +106,14 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error {
 	switch {
 	case st.Quiesce:
-		return r.gate.quiesce(ctx, r.sc.Lock.TTL.D()+r.sc.Workload.Hold.D()+r.sc.Lock.Wait.D()+10*time.Second)
+		return r.quiesce(ctx)
 	case st.Resume:
 		r.gate.open()
 		return nil
 	case st.Sleep > 0:
 		return sleep(ctx, st.Sleep.D())
+	case polledAwait(st.Await):
+		return r.awaitPolled(ctx, st.Await, st.Within.D())
 	case st.Await != "":
 		select {
 		case <-r.awaiting:

@@ -305,7 +305,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	nemErr := r.nemesis(ctx, meta)
 	stopWorkload()
 	r.gate.open()
-	wg.Wait()
+	r.drain(&wg)
 	if nemErr != nil {
 		return nemErr
 	}

@@ -78,7 +78,19 @@ type Workload struct {
 	// client (leases L, L#2 .. L#N), releases N-1 of them, runs the critical
 	// section under L and releases L (claim C14). 0 or 1: plain rounds.
 	Reentry int `yaml:"reentry"`
+	// Quiesce says what a quiesce step (and the drain at the end of the
+	// run) does to rounds under way: "wait" (default) lets them run their
+	// full hold; "cut" ends holds early (the critical section writes at
+	// once) and releases grants that arrive while the gate is closed
+	// without a critical section, so the lock is free within milliseconds.
+	Quiesce string `yaml:"quiesce"`
 }
+
+// Quiesce modes (Workload.Quiesce).
+const (
+	QuiesceWait = "wait"
+	QuiesceCut  = "cut"
+)
 
 // Nemesis is the fault schedule.
 type Nemesis struct {

@@ -65,6 +65,13 @@ func (s *Scenario) Validate() error {
 	if w.Reentry == 0 {
 		w.Reentry = 1
 	}
+	switch w.Quiesce {
+	case "":
+		w.Quiesce = QuiesceWait
+	case QuiesceWait, QuiesceCut:
+	default:
+		return s.ErrAt("workload.quiesce", "%q is not allowed (allowed: wait, cut)", w.Quiesce)
+	}
 	n := &s.Nemesis
 	if n.Cycles < 0 || n.Cycles > 1000 {
 		return s.ErrAt("nemesis.cycles", "want 0 to 1000, got %d", n.Cycles)
@@ -141,8 +148,15 @@ func (s *Scenario) validateStep(i int) error {
 	if st.Await != "" {
 		switch st.Await {
 		case "grant", "read", "write":
+		case "in-sync":
+			if s.Topology.Kind != "replicated" {
+				return s.ErrAt(path+".await", "in-sync needs a replicated topology, not %s", s.Topology.Kind)
+			}
+			if st.By != "" {
+				return s.ErrAt(path+".by", "in-sync waits for the replicas, not for a client")
+			}
 		default:
-			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write)", st.Await)
+			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write, in-sync)", st.Await)
 		}
 		if st.Within == 0 {
 			st.Within = Duration(30 * time.Second)

@@ -8,7 +8,7 @@ import "github.com/lockfault/lockfault/lockimpl"
 
 // Command is one line from the harness.
 type Command struct {
-	Cmd string `json:"cmd"` // init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown
+	Cmd string `json:"cmd"` // init, acquire, cs, release, extend, failpoint, clock, cut, endpoints, shutdown
 	Op  int64  `json:"op,omitempty"`
 
 	// init

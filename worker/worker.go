@@ -51,6 +51,9 @@ type Worker struct {
 	leases map[string]*lockimpl.Lease
 	nLease int
 	fps    map[string]*failpoint
+	// cut, while a critical section waits out its hold, ends that wait
+	// early (the `cut` command); nil otherwise.
+	cut chan struct{}
 
 	ops  chan Command
 	done chan struct{}
@@ -152,6 +155,15 @@ func (w *Worker) control(c Command, line int) error {
 		default:
 			return fmt.Errorf("field action: %q is not one of crash, sleep, stop, off", c.Action)
 		}
+	case "cut":
+		// End the hold of the critical section now running, if any: it
+		// writes at once. A cut with no hold under way does nothing.
+		w.mu.Lock()
+		if w.cut != nil {
+			close(w.cut)
+			w.cut = nil
+		}
+		w.mu.Unlock()
 	case "clock":
 		w.clock.offset.Store(int64(time.Duration(c.OffsetMs) * time.Millisecond))
 	case "endpoints":
@@ -159,7 +171,7 @@ func (w *Worker) control(c Command, line int) error {
 	case "shutdown":
 		return errShutdown
 	default:
-		return fmt.Errorf("field cmd: unknown command %q (allowed: init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown)", c.Cmd)
+		return fmt.Errorf("field cmd: unknown command %q (allowed: init, acquire, cs, release, extend, failpoint, clock, cut, endpoints, shutdown)", c.Cmd)
 	}
 	return nil
 }
@@ -353,7 +365,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	}
 	m.Read = history.Int64(v)
 	w.hit("cs-after-read")
-	time.Sleep(time.Duration(c.HoldMs) * time.Millisecond)
+	w.hold(time.Duration(c.HoldMs) * time.Millisecond)
 	w.hit("cs-before-write")
 	if err := w.res.Write(w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
@@ -364,6 +376,28 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	}
 	m.Status, m.Wrote = StatusOK, history.Int64(v+1)
 	return m
+}
+
+// hold waits d, or until a `cut` command arrives.
+func (w *Worker) hold(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	cut := make(chan struct{})
+	w.mu.Lock()
+	w.cut = cut
+	w.mu.Unlock()
+	t := time.NewTimer(d)
+	select {
+	case <-t.C:
+	case <-cut:
+		t.Stop()
+	}
+	w.mu.Lock()
+	if w.cut == cut {
+		w.cut = nil
+	}
+	w.mu.Unlock()
 }
 
 func (w *Worker) lookup(id string) *lockimpl.Lease {
