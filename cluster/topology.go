@@ -190,7 +190,7 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 		return nil
 	}
 	ph, pp, _ := net.SplitHostPort(peers[0])
-	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\nsentinel parallel-syncs %[1]s 1\n",
+	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 2000\nsentinel parallel-syncs %[1]s 1\n",
 		SentinelMaster, ph, pp, c.Topology.Sentinels/2+1)
 	err = c.parallel(c.Topology.Sentinels, func(i int) error {
 		name := fmt.Sprintf("s%d", i+1)
