@@ -355,6 +355,10 @@ func (w *Worker) do(c Command) Message {
 // criticalSection reads the resource, holds for HoldMs, and writes back the
 // value plus one, passing the lease's fencing token on both accesses.
 func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Message {
+	// A cut from here on ends the hold (one that arrives during the read
+	// is not lost).
+	cut := w.armCut()
+	defer w.disarmCut(cut)
 	v, err := w.res.Read(w.client, c.Lease, l.Fence)
 	if err != nil {
 		if errors.Is(err, resource.ErrRejected) {
@@ -365,7 +369,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	}
 	m.Read = history.Int64(v)
 	w.hit("cs-after-read")
-	w.hold(time.Duration(c.HoldMs) * time.Millisecond)
+	w.hold(time.Duration(c.HoldMs)*time.Millisecond, cut)
 	w.hit("cs-before-write")
 	if err := w.res.Write(w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
@@ -378,26 +382,34 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	return m
 }
 
-// hold waits d, or until a `cut` command arrives.
-func (w *Worker) hold(d time.Duration) {
-	if d <= 0 {
-		return
-	}
+// armCut makes a `cut` command end the hold of the section now starting.
+func (w *Worker) armCut() chan struct{} {
 	cut := make(chan struct{})
 	w.mu.Lock()
 	w.cut = cut
 	w.mu.Unlock()
-	t := time.NewTimer(d)
-	select {
-	case <-t.C:
-	case <-cut:
-		t.Stop()
-	}
+	return cut
+}
+
+func (w *Worker) disarmCut(cut chan struct{}) {
 	w.mu.Lock()
 	if w.cut == cut {
 		w.cut = nil
 	}
 	w.mu.Unlock()
+}
+
+// hold waits d, or until cut is closed (a `cut` command).
+func (w *Worker) hold(d time.Duration, cut chan struct{}) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-cut:
+	}
 }
 
 func (w *Worker) lookup(id string) *lockimpl.Lease {
