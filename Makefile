@@ -3,7 +3,7 @@
 #   make scenario name=master-failover   run one scenario (installs what it needs)
 #   make test                            unit and integration tests
 #   make claims                          the whole catalogue -> claims.md, claims.png
-#   make bench                           acquire+release pairs/s per lock, harness throughput ratio
+#   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
 #   make bench-scenarios                 wall time of master-failover (both backends) and of one suite
 #   make bench-claims                    the same plus the wall time of the whole catalogue
 #   make clean                           remove what killed runs left behind
@@ -60,6 +60,8 @@ claims: build image
 # against a limit.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
+	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
 	$(GO) test -run '^$$' -bench HarnessThroughput -benchtime 1x ./runner/
 
 bench-scenarios: build image

@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockfault/lockfault/history"
@@ -12,28 +14,78 @@ type Options struct {
 	// StuckAfter: a stretch longer than this with no holder while clients
 	// kept trying is a liveness failure. Zero disables the check.
 	StuckAfter time.Duration
-	// LinearizabilityTimeout bounds porcupine (0: 30 s).
+	// LinearizabilityTimeout bounds the whole corruption check (every
+	// porcupine run together; 0: 30 s). When it runs out the result is
+	// unknown, never linearizable.
 	LinearizabilityTimeout time.Duration
 }
 
-// Check runs every checker over a history.
+// DefaultLinearizabilityTimeout is used when Options leave it zero.
+const DefaultLinearizabilityTimeout = 30 * time.Second
+
+// input is what every pass sees: the time-ordered history, the holds, and
+// the key of every event.
+type input struct {
+	events []history.Event
+	opt    Options
+	res    *Result          // passes may set fields of the result (Linearizable, Segments)
+	holds  []Hold           // ordered by Start
+	hold   map[string]int   // lease -> index in holds
+	byKey  map[string][]int // hold indices per key, ordered by Start
+	keys   []string         // every key seen, sorted
+	evKeys []string         // the key of each event
+}
+
+// A pass finds one class (or a few related classes) of findings.
+type pass struct {
+	name string
+	run  func(*input) []Finding
+}
+
+// passes run in this order; a new class of finding is one new file with its
+// pass function plus one line here.
+var passes = []pass{
+	{"overlap", overlapPass},
+	{"fence-inversion", fenceInversionPass},
+	{"corruption", corruptionPass},
+	{"stuck", stuckPass},
+	{"unknown", unknownPass},
+	{"not-exercised", func(in *input) []Finding { return NotExercised(in.events) }},
+	{"unavailable", func(in *input) []Finding { return Unavailable(in.events) }},
+}
+
+// Check runs every pass over a history. events are ordered by time in place
+// when they are not already (history.Read returns them ordered). A history
+// that cannot be judged (empty, malformed, no grant, no completed
+// operation, or porcupine ran out of time) has the class unknown with the
+// reason in Result.Reason: it is never safe.
 func Check(events []history.Event, opt Options) *Result {
-	sort.SliceStable(events, func(i, j int) bool { return events[i].Time < events[j].Time })
-	r := &Result{}
-	r.Holds = Holds(events)
+	history.SortByTime(events)
+	r := &Result{Linearizable: "Ok"}
+	for i := range events {
+		if err := history.Validate(&events[i]); err != nil {
+			r.Findings = []Finding{{Class: ClassUnknown, From: events[i].Time, To: events[i].Time,
+				Detail: fmt.Sprintf("event seq %d: %v", events[i].Seq, err)}}
+			r.Linearizable = "Unknown"
+			finish(r, nil)
+			return r
+		}
+	}
+	in := &input{events: events, opt: opt, res: r}
+	in.holds = Holds(events)
+	in.index()
+	r.Holds = in.holds
 	r.Faults = Faults(events)
 	cycles := cycleStarts(events)
 	r.Stats = stats(events, r.Holds)
 	r.Stats.Cycles = len(cycles)
+	r.Keys = in.keys
 
-	findings := Overlaps(r.Holds, events)
-	corr, lin := Corruption(events)
-	r.Linearizable = lin
-	findings = append(findings, corr...)
-	if opt.StuckAfter > 0 {
-		findings = append(findings, Stuck(events, r.Holds, opt.StuckAfter)...)
+	var findings []Finding
+	for _, p := range passes {
+		findings = append(findings, p.run(in)...)
 	}
-	r.Stats.MaxUnavailable = maxUnavailable(events, r.Holds)
+	r.Stats.MaxUnavailable = maxUnavailable(in)
 	r.Stats.PenaltyNs = penalties(r.Faults, r.Holds)
 	for i := range findings {
 		f := &findings[i]
@@ -42,13 +94,23 @@ func Check(events []history.Event, opt Options) *Result {
 	}
 	sort.SliceStable(findings, func(i, j int) bool { return findings[i].From < findings[j].From })
 	r.Findings = findings
+	finish(r, cycles)
+	return r
+}
 
+// finish derives the observed classes, the per-cycle classes, the verdict
+// and the reason of an unknown from the findings.
+func finish(r *Result, cycles []int64) {
 	seen := map[string]bool{}
 	r.CycleObserved = make([][]string, len(cycles))
 	perCycle := make([]map[string]bool, len(cycles))
-	for _, f := range findings {
+	var why []string
+	for _, f := range r.Findings {
 		seen[f.Class] = true
-		if f.Cycle > 0 {
+		if f.Class == ClassUnknown {
+			why = append(why, f.Detail)
+		}
+		if f.Cycle > 0 && f.Cycle <= len(perCycle) {
 			if perCycle[f.Cycle-1] == nil {
 				perCycle[f.Cycle-1] = map[string]bool{}
 			}
@@ -74,12 +136,80 @@ func Check(events []history.Event, opt Options) *Result {
 	if len(r.Observed) > 0 {
 		r.Verdict = r.Observed[0]
 	}
-	return r
+	if len(why) > 0 {
+		if len(why) > 3 {
+			why = append(why[:3], fmt.Sprintf("and %d more", len(why)-3))
+		}
+		r.Reason = strings.Join(why, "; ")
+	}
+}
+
+// index assigns every event and hold its key and groups holds per key.
+func (in *input) index() {
+	in.hold = make(map[string]int, len(in.holds))
+	in.byKey = map[string][]int{}
+	for i, h := range in.holds {
+		in.hold[h.Lease] = i
+		in.byKey[h.Key] = append(in.byKey[h.Key], i)
+	}
+	in.evKeys = make([]string, len(in.events))
+	seen := map[string]bool{}
+	for k := range in.byKey {
+		seen[k] = true
+	}
+	for i := range in.events {
+		e := &in.events[i]
+		k := e.Key
+		if k == "" && e.Lease != "" {
+			if h, ok := in.hold[e.Lease]; ok {
+				k = in.holds[h].Key
+			}
+		}
+		in.evKeys[i] = k
+		if e.Kind == history.Access || (e.Op == history.OpAcquire) {
+			seen[k] = true
+		}
+	}
+	for k := range seen {
+		in.keys = append(in.keys, k)
+	}
+	sort.Strings(in.keys)
+}
+
+// unknownPass: a history too short to judge is not safe.
+func unknownPass(in *input) []Finding {
+	var completed, grants int
+	var first, last int64
+	if len(in.events) > 0 {
+		first, last = in.events[0].Time, in.events[len(in.events)-1].Time
+	}
+	for _, e := range in.events {
+		switch e.Kind {
+		case history.OK, history.Fail:
+			completed++
+			if e.Kind == history.OK && e.Op == history.OpAcquire {
+				grants++
+			}
+		}
+	}
+	var why string
+	switch {
+	case len(in.events) == 0:
+		why = "the history is empty: nothing to judge"
+	case completed == 0:
+		why = fmt.Sprintf("no client operation completed in %d events: nothing to judge", len(in.events))
+	case grants == 0:
+		why = "the lock granted nothing: mutual exclusion was never exercised"
+	default:
+		return nil
+	}
+	return []Finding{{Class: ClassUnknown, From: first, To: last, Detail: why}}
 }
 
 // Holds reconstructs every grant from the history: from the acquire's ok to
 // the first of release invocation, end of the reported validity (as moved by
-// renewals), or the client's death.
+// renewals), or the client's death. Holds are ordered by start and carry
+// their key.
 func Holds(events []history.Event) []Hold {
 	type open struct {
 		h       Hold
@@ -93,8 +223,10 @@ func Holds(events []history.Event) []Hold {
 	for _, e := range events {
 		switch {
 		case e.Kind == history.OK && e.Op == history.OpAcquire && e.Lease != "":
-			byLease[e.Lease] = &open{h: Hold{Process: e.Process, Lease: e.Lease, Fence: e.Fence, Start: e.Time, ValidUntil: e.ValidUntil}, expires: e.ValidUntil}
-			order = append(order, e.Lease)
+			if _, dup := byLease[e.Lease]; !dup {
+				order = append(order, e.Lease)
+			}
+			byLease[e.Lease] = &open{h: Hold{Process: e.Process, Lease: e.Lease, Key: e.Key, Fence: e.Fence, Start: e.Time, ValidUntil: e.ValidUntil}, expires: e.ValidUntil}
 		case e.Kind == history.Renew:
 			if o := byLease[e.Lease]; o != nil && o.h.End == 0 {
 				// A renewal only counts if it came before the lease lapsed.
@@ -124,19 +256,16 @@ func Holds(events []history.Event) []Hold {
 	if len(events) > 0 {
 		runEnd = events[len(events)-1].Time
 	}
+	holds = make([]Hold, 0, len(order))
 	for _, id := range order {
 		o := byLease[id]
 		h := o.h
 		if h.End == 0 {
 			h.End, h.EndReason = runEnd, "run-end"
 		}
-		for _, d := range died[h.Process] {
-			if d > h.Start {
-				if d < h.End {
-					h.End, h.EndReason = d, "crashed"
-				}
-				break
-			}
+		ds := died[h.Process]
+		if i := sort.Search(len(ds), func(i int) bool { return ds[i] > h.Start }); i < len(ds) && ds[i] < h.End {
+			h.End, h.EndReason = ds[i], "crashed"
 		}
 		if o.expires != 0 && o.expires < h.End {
 			h.End, h.EndReason = o.expires, "expired"
@@ -144,6 +273,7 @@ func Holds(events []history.Event) []Hold {
 		h.LastAccess = lastAccess[id]
 		holds = append(holds, h)
 	}
+	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })
 	return holds
 }
 
@@ -203,14 +333,9 @@ func cycleStarts(events []history.Event) []int64 {
 	return out
 }
 
+// cycleOf numbers the cycle an instant falls in (0: before the first).
 func cycleOf(starts []int64, t int64) int {
-	c := 0
-	for i, s := range starts {
-		if t >= s {
-			c = i + 1
-		}
-	}
-	return c
+	return sort.Search(len(starts), func(i int) bool { return starts[i] > t })
 }
 
 func stats(events []history.Event, holds []Hold) Stats {
@@ -225,11 +350,14 @@ func stats(events []history.Event, holds []Hold) Stats {
 			s.Grants++
 			if t, ok := inv[e.OpID]; ok {
 				s.AcquireLatency = append(s.AcquireLatency, e.Time-t)
+				delete(inv, e.OpID)
 			}
 		case e.Op == history.OpAcquire && e.Kind == history.Fail:
 			s.Fails++
+			delete(inv, e.OpID)
 		case e.Op == history.OpAcquire && e.Kind == history.Info:
 			s.Unknown++
+			delete(inv, e.OpID)
 		case e.Op == history.OpCS && e.Kind == history.OK:
 			s.CriticalSecs++
 		case e.Kind == history.Access:

@@ -15,6 +15,7 @@ import (
 type RMWInput struct {
 	Process string
 	Lease   string
+	Key     string
 }
 
 // RMWOutput is what the section observed and did.
@@ -25,39 +26,81 @@ type RMWOutput struct {
 	Rejected bool // the write was refused by fencing
 }
 
-// RMWModel is a register where each operation reads the value and writes
-// another; it is linearizable iff no two sections interleaved.
-var RMWModel = porcupine.Model{
-	Init: func() any { return int64(0) },
-	Step: func(state, input, output any) (bool, any) {
-		s := state.(int64)
-		out := output.(RMWOutput)
-		if out.Read != s {
-			return false, s
-		}
-		if out.HasWrite {
-			return true, out.Wrote
-		}
-		return true, s
-	},
-	DescribeOperation: func(input, output any) string {
-		in, out := input.(RMWInput), output.(RMWOutput)
-		switch {
-		case out.Rejected:
-			return fmt.Sprintf("%s read %d, write refused", in.Lease, out.Read)
-		case !out.HasWrite:
-			return fmt.Sprintf("%s read %d (no write)", in.Lease, out.Read)
-		}
-		return fmt.Sprintf("%s read %d wrote %d", in.Lease, out.Read, out.Wrote)
-	},
-	DescribeState: func(state any) string { return fmt.Sprint(state.(int64)) },
+// RMWState is the register's value; Any is the state after a stretch that
+// could not be judged (the next section may read anything).
+type RMWState struct {
+	V   int64
+	Any bool
 }
 
-// Sections turns the resource's access log into operations: each accepted
-// read paired with the next access of the same lease when that is a write.
-// Call and Return are the resource's own timestamps of the read and the
-// write, the real moments of effect.
-func Sections(events []history.Event) []porcupine.Operation {
+// rmwStep is the read-modify-write register's transition.
+func rmwStep(s RMWState, out RMWOutput) (bool, RMWState) {
+	if !s.Any && out.Read != s.V {
+		return false, s
+	}
+	if out.HasWrite {
+		return true, RMWState{V: out.Wrote}
+	}
+	return true, RMWState{V: out.Read}
+}
+
+// RMWModelFrom is a register starting at init where each operation reads
+// the value and may write another; a set of sections is linearizable iff no
+// two of them interleaved.
+func RMWModelFrom(init RMWState) porcupine.Model {
+	return porcupine.Model{
+		Init: func() any { return init },
+		Step: func(state, input, output any) (bool, any) {
+			return rmwStep(state.(RMWState), output.(RMWOutput))
+		},
+		DescribeOperation: describeRMW,
+		DescribeState: func(state any) string {
+			if s := state.(RMWState); !s.Any {
+				return fmt.Sprint(s.V)
+			}
+			return "?"
+		},
+	}
+}
+
+// RMWModel starts at 0, the resource's initial value.
+var RMWModel = RMWModelFrom(RMWState{})
+
+func describeRMW(input, output any) string {
+	in, out := input.(RMWInput), output.(RMWOutput)
+	switch {
+	case out.Rejected:
+		return fmt.Sprintf("%s read %d, write refused", in.Lease, out.Read)
+	case !out.HasWrite:
+		return fmt.Sprintf("%s read %d (no write)", in.Lease, out.Read)
+	}
+	return fmt.Sprintf("%s read %d wrote %d", in.Lease, out.Read, out.Wrote)
+}
+
+// Sections turns the resource's access log into operations, per key: each
+// accepted read paired with the next access of the same lease when that is
+// a write. Call and Return are the resource's own timestamps of the read
+// and the write, the real moments of effect. Operations are ordered by
+// Call. Client ids number the clients in name order.
+func Sections(events []history.Event) map[string][]porcupine.Operation {
+	leaseKey := map[string]string{}
+	for _, e := range events {
+		if e.Kind == history.OK && e.Op == history.OpAcquire && e.Lease != "" {
+			leaseKey[e.Lease] = e.Key
+		}
+	}
+	keys := make([]string, len(events))
+	for i, e := range events {
+		k := e.Key
+		if k == "" && e.Lease != "" {
+			k = leaseKey[e.Lease]
+		}
+		keys[i] = k
+	}
+	return sections(events, keys)
+}
+
+func sections(events []history.Event, keyOf []string) map[string][]porcupine.Operation {
 	clients := map[string]int{}
 	var names []string
 	for _, e := range events {
@@ -72,9 +115,14 @@ func Sections(events []history.Event) []porcupine.Operation {
 	for i, n := range names {
 		clients[n] = i
 	}
-	var ops []porcupine.Operation
-	pending := map[string]*history.Event{}
-	flush := func(r *history.Event, w *history.Event) {
+	ops := map[string][]porcupine.Operation{}
+	type pend struct {
+		e   *history.Event
+		key string
+	}
+	pending := map[[2]string]pend{}
+	flush := func(p pend, w *history.Event) {
+		r := p.e
 		out := RMWOutput{Read: *r.Value}
 		ret := r.Time
 		if w != nil {
@@ -85,9 +133,9 @@ func Sections(events []history.Event) []porcupine.Operation {
 				out.HasWrite, out.Wrote = true, *w.Value
 			}
 		}
-		ops = append(ops, porcupine.Operation{
+		ops[p.key] = append(ops[p.key], porcupine.Operation{
 			ClientId: clients[r.Process],
-			Input:    RMWInput{Process: r.Process, Lease: r.Lease},
+			Input:    RMWInput{Process: r.Process, Lease: r.Lease, Key: p.key},
 			Call:     r.Time, Output: out, Return: ret,
 		})
 	}
@@ -96,23 +144,24 @@ func Sections(events []history.Event) []porcupine.Operation {
 		if e.Kind != history.Access {
 			continue
 		}
-		key := e.Process + "/" + e.Lease
+		k := keyOf[i]
+		id := [2]string{e.Process + "/" + e.Lease, k}
 		switch e.Access {
 		case "read":
-			if p := pending[key]; p != nil {
+			if p, ok := pending[id]; ok {
 				flush(p, nil)
 			}
-			delete(pending, key)
+			delete(pending, id)
 			if !e.Rejected && e.Value != nil {
-				pending[key] = e
+				pending[id] = pend{e, k}
 			}
 		case "write":
-			if p := pending[key]; p != nil {
+			if p, ok := pending[id]; ok {
 				flush(p, e)
-				delete(pending, key)
+				delete(pending, id)
 			} else if !e.Rejected && e.Value != nil {
 				// A write with no read before it: a blind write, still an effect.
-				ops = append(ops, porcupine.Operation{ClientId: clients[e.Process], Input: RMWInput{Process: e.Process, Lease: e.Lease},
+				ops[k] = append(ops[k], porcupine.Operation{ClientId: clients[e.Process], Input: RMWInput{Process: e.Process, Lease: e.Lease, Key: k},
 					Call: e.Time, Return: e.Time, Output: RMWOutput{Read: *e.Value - 1, Wrote: *e.Value, HasWrite: true}})
 			}
 		}
@@ -120,49 +169,222 @@ func Sections(events []history.Event) []porcupine.Operation {
 	for _, p := range pending {
 		flush(p, nil)
 	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i].Call < ops[j].Call })
+	for _, o := range ops {
+		sort.SliceStable(o, func(i, j int) bool { return o[i].Call < o[j].Call })
+	}
 	return ops
 }
 
-// Corruption checks the critical sections for linearizability. It returns a
-// finding per lost update it can name, and porcupine's result (ok, illegal,
-// unknown).
-func Corruption(events []history.Event) ([]Finding, string) {
-	ops := Sections(events)
-	if len(ops) == 0 {
-		return nil, string(porcupine.Ok)
+// Segment is a stretch of one key's critical sections that is independent
+// of the rest: no section was in flight at its boundaries, so the sections
+// before it all happened before it in real time.
+type Segment struct {
+	Key    string `json:"key,omitempty"`
+	From   int64  `json:"from"` // first call
+	To     int64  `json:"to"`   // last return
+	Ops    int    `json:"ops"`
+	Init   int64  `json:"init"`               // the value when it began
+	AnyIn  bool   `json:"any_init,omitempty"` // the value was unknown (an earlier stretch was not linearizable)
+	Result string `json:"result"`             // Ok, Illegal, Unknown
+}
+
+// MaxSegments bounds Result.Segments.
+const MaxSegments = 200
+
+// Segments cuts one key's operations (ordered by call) into independent
+// stretches: a new one begins at a call later than every return so far.
+func Segments(ops []porcupine.Operation) [][2]int {
+	var out [][2]int
+	start := 0
+	var maxRet int64
+	for i, op := range ops {
+		if i > 0 && op.Call > maxRet {
+			out = append(out, [2]int{start, i})
+			start = i
+		}
+		if i == 0 || op.Return > maxRet {
+			maxRet = op.Return
+		}
 	}
-	res := porcupine.CheckOperationsTimeout(RMWModel, ops, 30*time.Second)
-	if res == porcupine.Ok {
-		return nil, string(res)
+	if len(ops) > 0 {
+		out = append(out, [2]int{start, len(ops)})
 	}
-	// Name the culprits: overlapping sections that read the same value.
+	return out
+}
+
+// corruptionPass checks the critical sections of every key for
+// linearizability, stretch by stretch.
+func corruptionPass(in *input) []Finding {
+	timeout := in.opt.LinearizabilityTimeout
+	if timeout <= 0 {
+		timeout = DefaultLinearizabilityTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	byKey := sections(in.events, in.evKeys)
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
 	var out []Finding
-	for i := 0; i < len(ops); i++ {
-		for j := i + 1; j < len(ops) && ops[j].Call <= ops[i].Return; j++ {
-			a, b := ops[i].Output.(RMWOutput), ops[j].Output.(RMWOutput)
-			ai, bi := ops[i].Input.(RMWInput), ops[j].Input.(RMWInput)
+	var segs []Segment
+	illegal, unknown := false, false
+	for _, k := range keys {
+		f, s, n := checkKey(k, byKey[k], deadline)
+		out = append(out, f...)
+		segs = append(segs, s...)
+		in.res.SegmentCount += n
+		for _, sg := range s {
+			illegal = illegal || sg.Result == string(porcupine.Illegal)
+			unknown = unknown || sg.Result == string(porcupine.Unknown)
+		}
+	}
+	switch {
+	case illegal:
+		in.res.Linearizable = string(porcupine.Illegal)
+	case unknown:
+		in.res.Linearizable = string(porcupine.Unknown)
+	default:
+		in.res.Linearizable = string(porcupine.Ok)
+	}
+	// Keep the interesting stretches: not linearizable, then unknown, then
+	// the ones porcupine searched.
+	rank := func(s Segment) int {
+		switch s.Result {
+		case string(porcupine.Illegal):
+			return 0
+		case string(porcupine.Unknown):
+			return 1
+		}
+		return 2
+	}
+	sort.SliceStable(segs, func(i, j int) bool { return rank(segs[i]) < rank(segs[j]) })
+	if len(segs) > MaxSegments {
+		segs = segs[:MaxSegments]
+	}
+	sort.SliceStable(segs, func(i, j int) bool { return segs[i].From < segs[j].From })
+	in.res.Segments = segs
+	return out
+}
+
+// checkKey checks one key's operations. A stretch of one section is
+// checked directly (does it read the value the last one left?); a stretch
+// with sections in flight together goes to porcupine, starting from the
+// value the stretch before it left, within what is left of the deadline.
+// It returns the findings, the non-trivial stretches, and the number of
+// stretches.
+func checkKey(key string, ops []porcupine.Operation, deadline time.Time) ([]Finding, []Segment, int) {
+	var out []Finding
+	var segs []Segment
+	state := RMWState{}
+	var lastWriter string
+	cuts := Segments(ops)
+	for _, c := range cuts {
+		seg := ops[c[0]:c[1]]
+		sg := Segment{Key: key, From: seg[0].Call, To: seg[0].Return, Ops: len(seg), Init: state.V, AnyIn: state.Any}
+		for _, op := range seg {
+			sg.To = max(sg.To, op.Return)
+		}
+		if len(seg) == 1 {
+			op := seg[0]
+			in, o := op.Input.(RMWInput), op.Output.(RMWOutput)
+			ok, next := rmwStep(state, o)
+			if ok {
+				state = next
+				if o.HasWrite {
+					lastWriter = in.Lease
+				}
+				continue
+			}
+			sg.Result = string(porcupine.Illegal)
+			segs = append(segs, sg)
+			detail := fmt.Sprintf("%s read %d but the value was %d", in.Lease, o.Read, state.V)
+			if lastWriter != "" {
+				detail += fmt.Sprintf(" (last written by %s)", lastWriter)
+			}
+			detail += ": a write was lost or the value changed outside any critical section"
+			out = append(out, Finding{Class: ClassCorruption, Key: key, Clients: []string{in.Process}, Leases: []string{in.Lease},
+				From: op.Call, To: op.Return, Detail: detail})
+			state = RMWState{Any: true}
+			if o.HasWrite {
+				state = RMWState{V: o.Wrote}
+				lastWriter = in.Lease
+			}
+			continue
+		}
+		left := time.Until(deadline)
+		var res porcupine.CheckResult = porcupine.Unknown
+		var info porcupine.LinearizationInfo
+		if left > 0 {
+			res, info = porcupine.CheckOperationsVerbose(RMWModelFrom(state), seg, left)
+		}
+		sg.Result = string(res)
+		segs = append(segs, sg)
+		switch res {
+		case porcupine.Ok:
+			state, lastWriter = replay(state, seg, info, lastWriter)
+		case porcupine.Illegal:
+			out = append(out, culprits(key, seg, state)...)
+			state = RMWState{Any: true}
+		default:
+			out = append(out, Finding{Class: ClassUnknown, Key: key, From: sg.From, To: sg.To,
+				Detail: fmt.Sprintf("the linearizability check ran out of time (limit %v) on %d critical sections in flight together; corruption is undecided", left.Round(time.Millisecond), len(seg))})
+			state = RMWState{Any: true}
+		}
+	}
+	return out, segs, len(cuts)
+}
+
+// replay follows porcupine's linearization of a linearizable stretch to the
+// value it leaves.
+func replay(state RMWState, seg []porcupine.Operation, info porcupine.LinearizationInfo, lastWriter string) (RMWState, string) {
+	var best []int
+	for _, part := range info.PartialLinearizations() {
+		for _, l := range part {
+			if len(l) > len(best) {
+				best = l
+			}
+		}
+	}
+	if len(best) != len(seg) {
+		return RMWState{Any: true}, ""
+	}
+	for _, id := range best {
+		_, state = rmwStep(state, seg[id].Output.(RMWOutput))
+		if seg[id].Output.(RMWOutput).HasWrite {
+			lastWriter = seg[id].Input.(RMWInput).Lease
+		}
+	}
+	return state, lastWriter
+}
+
+// culprits names the lost updates of a stretch that is not linearizable:
+// sections of different clients, both writing, that were in flight
+// together.
+func culprits(key string, seg []porcupine.Operation, init RMWState) []Finding {
+	var out []Finding
+	for i := 0; i < len(seg); i++ {
+		for j := i + 1; j < len(seg) && seg[j].Call <= seg[i].Return; j++ {
+			a, b := seg[i].Output.(RMWOutput), seg[j].Output.(RMWOutput)
+			ai, bi := seg[i].Input.(RMWInput), seg[j].Input.(RMWInput)
 			if ai.Process == bi.Process || !(a.HasWrite && b.HasWrite) {
 				continue
 			}
 			out = append(out, Finding{
 				Class:   ClassCorruption,
+				Key:     key,
 				Clients: []string{ai.Process, bi.Process},
 				Leases:  []string{ai.Lease, bi.Lease},
-				From:    ops[j].Call, To: min(ops[i].Return, ops[j].Return),
+				From:    seg[j].Call, To: min(seg[i].Return, seg[j].Return),
 				Detail: fmt.Sprintf("lost update: %s read %d and wrote %d while %s read %d and wrote %d; the critical sections interleaved",
 					ai.Lease, a.Read, a.Wrote, bi.Lease, b.Read, b.Wrote),
 			})
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, Finding{Class: ClassCorruption, From: ops[0].Call, To: ops[len(ops)-1].Return,
-			Detail: fmt.Sprintf("the critical sections are not linearizable (porcupine: %s); see linearizability.html", res)})
+		init := fmt.Sprint(init.V)
+		out = append(out, Finding{Class: ClassCorruption, Key: key, From: seg[0].Call, To: seg[len(seg)-1].Return,
+			Detail: fmt.Sprintf("the %d critical sections from here are not linearizable starting from the value %s; see linearizability.html", len(seg), init)})
 	}
-	if res == porcupine.Unknown {
-		for i := range out {
-			out[i].Detail += " (porcupine timed out: result unknown)"
-		}
-	}
-	return out, string(res)
+	return out
 }

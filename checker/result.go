@@ -39,7 +39,10 @@ var Classes = []string{ClassOverlap, ClassCorruption, ClassFenceInversion, Class
 
 // Finding is one thing that went wrong.
 type Finding struct {
-	Class   string   `json:"class"`
+	Class string `json:"class"`
+	// Key is the lock key the finding is about ("" for the one implicit key
+	// of a history without keys, and for findings about the whole run).
+	Key     string   `json:"key,omitempty"`
 	Clients []string `json:"clients,omitempty"`
 	Leases  []string `json:"leases,omitempty"`
 	From    int64    `json:"from"` // monotonic ns
@@ -56,6 +59,7 @@ type Finding struct {
 // Hold is one client's possession of the lock.
 type Hold struct {
 	Process    string `json:"process"`
+	Key        string `json:"key,omitempty"`
 	Lease      string `json:"lease"`
 	Fence      int64  `json:"fence,omitempty"`
 	Start      int64  `json:"start"`       // acquire ok
@@ -109,7 +113,18 @@ type Result struct {
 	Holds        []Hold    `json:"holds"`
 	Faults       []Window  `json:"faults"`
 	Stats        Stats     `json:"stats"`
-	Linearizable string    `json:"linearizable"` // ok, illegal, unknown
+	Linearizable string    `json:"linearizable"` // Ok, Illegal, Unknown (porcupine's words)
+	// Reason says why the history could not be judged when unknown is
+	// observed.
+	Reason string `json:"reason,omitempty"`
+	// Keys are the lock keys of the history ("" is the implicit key).
+	Keys []string `json:"keys,omitempty"`
+	// Segments are the stretches of critical sections that porcupine had
+	// to search (several sections in flight at once) or that were not
+	// linearizable, at most MaxSegments of them, the illegal ones first;
+	// SegmentCount counts all stretches, trivial ones included.
+	Segments     []Segment `json:"segments,omitempty"`
+	SegmentCount int       `json:"segment_count"`
 	// CycleObserved[i] is the set of classes seen in cycle i+1.
 	CycleObserved [][]string `json:"cycle_observed,omitempty"`
 }

@@ -57,6 +57,9 @@ type Event struct {
 	Target string `json:"target,omitempty"`
 	Detail string `json:"detail,omitempty"`
 	Cycle  int    `json:"cycle,omitempty"`
+	// DurationMs: a note "unavailable" (an await that timed out) says how
+	// long nothing happened before it.
+	DurationMs int64 `json:"duration_ms,omitempty"`
 }
 
 // Int64 returns a pointer to v, for the optional numeric fields.

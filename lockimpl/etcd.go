@@ -22,6 +22,7 @@ func init() {
 		Promises: "mutual exclusion by Raft consensus, independent of clocks; a dead holder's lease expires within its TTL; " +
 			"the owner key's create revision is a strictly increasing fencing token",
 		Needs:   "etcd",
+		Caps:    []string{CapFencing},
 		Options: []string{"op-timeout"},
 	}, newEtcd)
 }

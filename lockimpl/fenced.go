@@ -25,6 +25,7 @@ func init() {
 		Source:   "003 §35.4.4 and 002 (Kleppmann: fencing tokens), on top of single",
 		Promises: "as single, and every grant carries a fencing token (INCR in the acquiring script) strictly larger than all earlier grants' for the resource, so a fenced resource rejects a stale holder",
 		Needs:    "single",
+		Caps:     []string{CapExtend, CapFencing},
 	}, newFenced)
 }
 

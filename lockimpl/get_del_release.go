@@ -9,10 +9,11 @@ import (
 
 func init() {
 	Register(Info{
-		Name:     "get-del-release",
-		Source:   "003 §35.2.1 (GET, compare in the client, then DEL)",
-		Promises: "broken on purpose (claim C3): the key can change hands between the GET and the DEL, which then deletes the new holder's key",
-		Needs:    "single",
+		Name:       "get-del-release",
+		Source:     "003 §35.2.1 (GET, compare in the client, then DEL)",
+		Promises:   "broken on purpose (claim C3): the key can change hands between the GET and the DEL, which then deletes the new holder's key",
+		Needs:      "single",
+		Failpoints: []string{"release-after-get"},
 	}, newGetDelRelease)
 }
 

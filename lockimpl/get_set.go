@@ -9,10 +9,11 @@ import (
 
 func init() {
 	Register(Info{
-		Name:     "get-set",
-		Source:   "003 §35.1.1 pattern 2 (GET, then SET, then EXPIRE)",
-		Promises: "broken on purpose: check-then-act, two clients that both GET an empty key both SET it and both hold the lock",
-		Needs:    "single",
+		Name:       "get-set",
+		Source:     "003 §35.1.1 pattern 2 (GET, then SET, then EXPIRE)",
+		Promises:   "broken on purpose: check-then-act, two clients that both GET an empty key both SET it and both hold the lock",
+		Needs:      "single",
+		Failpoints: []string{"after-get", "after-set"},
 	}, newGetSet)
 }
 

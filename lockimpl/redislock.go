@@ -17,6 +17,7 @@ func init() {
 			"Obtain with a RetryStrategy, Release, Refresh, TTL",
 		Promises: "mutual exclusion on one Redis master while it does not fail; a crashed holder's lock frees within one TTL",
 		Needs:    "single",
+		Caps:     []string{CapExtend},
 	}, newRedislock)
 }
 

@@ -79,6 +79,7 @@ func init() {
 		Source:   "003 §35.3.2-35.3.3 (Redisson RLock: hash value, reentrancy, watchdog); Redisson RedissonLock/RedissonBaseLock",
 		Promises: "reentrant mutual exclusion on one master; a watchdog keeps a live holder's lock (no TTL to tune) and a crashed holder's lock frees within one lease; waiters are woken by pub/sub; wait-replicas refuses a grant that fewer than N replicas acknowledged",
 		Needs:    "single",
+		Caps:     []string{CapReentrant, CapWatchdog},
 		Options:  []string{"lease", "watchdog", "wait-replicas", "wait-timeout"},
 	}, newRedisson)
 }

@@ -22,8 +22,10 @@ func init() {
 			"validity = TTL - elapsed - (1% of TTL + 2 ms), release everywhere on failure, random retry delay",
 		Promises: "mutual exclusion while a majority of the masters is up and clocks drift little; " +
 			"tolerates the loss of fewer than half of the masters (2 of 5); a crashed holder's lock frees within one TTL",
-		Needs:   "masters",
-		Options: []string{"node-timeout", "retry-delay", "retry-jitter"},
+		Needs:      "masters",
+		Caps:       []string{CapExtend},
+		Failpoints: []string{"after-setnx"},
+		Options:    []string{"node-timeout", "retry-delay", "retry-jitter"},
 	}, newRedlock)
 }
 

@@ -21,6 +21,7 @@ func init() {
 		Promises: "Redlock on 1 or more independent masters: mutual exclusion while a majority is up; " +
 			"validity = TTL - elapsed - 1% of TTL (redsync's Until)",
 		Needs: "masters",
+		Caps:  []string{CapExtend},
 	}, newRedsync)
 }
 

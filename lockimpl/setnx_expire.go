@@ -9,10 +9,11 @@ import (
 
 func init() {
 	Register(Info{
-		Name:     "setnx-expire",
-		Source:   "003 §35.1.1 pattern 1 (SETNX then EXPIRE); 002 (Redis SETNX page)",
-		Promises: "broken on purpose (claim C1): a holder that dies between SETNX and EXPIRE leaves a key with no TTL, so nobody acquires again",
-		Needs:    "single",
+		Name:       "setnx-expire",
+		Source:     "003 §35.1.1 pattern 1 (SETNX then EXPIRE); 002 (Redis SETNX page)",
+		Promises:   "broken on purpose (claim C1): a holder that dies between SETNX and EXPIRE leaves a key with no TTL, so nobody acquires again",
+		Needs:      "single",
+		Failpoints: []string{"after-setnx"},
 	}, newSetNXExpire)
 }
 

@@ -35,6 +35,7 @@ func init() {
 		Source:   "Redis docs (seeds 001/002), 003 §35.1.2 and §35.2.2",
 		Promises: "mutual exclusion on one Redis master while it does not fail; a crashed holder's lock frees within one TTL",
 		Needs:    "single",
+		Caps:     []string{CapExtend},
 	}, newSingle)
 }
 

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -104,6 +105,8 @@ func verdictSentence(meta Meta, r *checker.Result) string {
 	switch r.Verdict {
 	case "":
 		s = "There is no verdict: the run produced no result to check."
+	case checker.ClassUnknown:
+		s = "There is no verdict: the history cannot be judged (" + r.Reason + "). Unknown is not safe."
 	case checker.ClassSafe:
 		s = "Nothing went wrong: no two clients held the lock at once, no update was lost, and the lock never got stuck."
 	default:
@@ -136,8 +139,49 @@ func findingsSection(d *document, sp span, r *checker.Result) {
 		d.p(txt("None."))
 		return
 	}
+	groups := findingsByKey(r.Findings)
+	if len(groups) == 1 {
+		findingsTable(d, sp, r.Findings)
+		return
+	}
+	// Several keys: one table per key, in key order ("" is the run as a
+	// whole, or the implicit key of a history without keys).
+	for _, g := range groups {
+		name := "the run as a whole"
+		if g.key != "" {
+			name = "key " + g.key
+		}
+		d.h(3, fmt.Sprintf("%s (%s)", name, plural(len(g.findings), "finding")))
+		findingsTable(d, sp, g.findings)
+	}
+}
+
+type keyGroup struct {
+	key      string
+	findings []checker.Finding
+}
+
+// findingsByKey groups findings by their key, keys in order, findings in
+// time order within a key.
+func findingsByKey(fs []checker.Finding) []keyGroup {
+	at := map[string]int{}
+	var out []keyGroup
+	for _, f := range fs {
+		i, ok := at[f.Key]
+		if !ok {
+			i = len(out)
+			at[f.Key] = i
+			out = append(out, keyGroup{key: f.Key})
+		}
+		out[i].findings = append(out[i].findings, f)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+func findingsTable(d *document, sp span, fs []checker.Finding) {
 	t := table{header: []string{"#", "class", "kind", "clients", "leases", "from (s)", "to (s)", "length", "cycle", "faults around", "what happened"}}
-	for i, f := range r.Findings {
+	for i, f := range fs {
 		if i == maxFindingRows {
 			break
 		}
@@ -160,7 +204,7 @@ func findingsSection(d *document, sp span, r *checker.Result) {
 		})
 	}
 	d.tab(t)
-	if rest := len(r.Findings) - maxFindingRows; rest > 0 {
+	if rest := len(fs) - maxFindingRows; rest > 0 {
 		d.p(txt(fmt.Sprintf("… and %d more findings, not shown here (all of them are in report.json).", rest)))
 	}
 }
@@ -178,13 +222,17 @@ func headline(f checker.Finding) string {
 		return "Lost update: two critical sections interleaved and one increment of the counter was lost."
 	case f.Class == checker.ClassStuck:
 		return "Lock stuck: clients kept trying but nobody could acquire it."
+	case f.Class == checker.ClassFenceInversion:
+		return "Fence inversion: the resource refused the legitimate holder because an earlier grant carried a larger token."
+	case f.Class == checker.ClassUnknown:
+		return "Cannot judge: this part of the history is not enough to say whether it is safe."
 	}
 	return f.Class + "."
 }
 
 func classTone(c string) int {
 	switch c {
-	case checker.ClassOverlap, checker.ClassCorruption, checker.ClassStuck:
+	case checker.ClassOverlap, checker.ClassCorruption, checker.ClassStuck, checker.ClassFenceInversion, checker.ClassUnknown:
 		return -1
 	}
 	return 0

@@ -63,9 +63,13 @@ func Write(dir string, meta Meta, events []history.Event, res *checker.Result) e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	// Work on a time-ordered copy: the caller's slice is left as it was.
-	evs := append([]history.Event(nil), events...)
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time < evs[j].Time })
+	// Work on time-ordered events; the caller's slice is left as it was
+	// (copied only when it is not in order already: history.Read orders it).
+	evs := events
+	if !sort.SliceIsSorted(evs, func(i, j int) bool { return evs[i].Time < evs[j].Time }) {
+		evs = append([]history.Event(nil), events...)
+		history.SortByTime(evs)
+	}
 
 	var errs []error
 	var files []string
@@ -120,6 +124,9 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 		observed = res.Observed
 	}
 	fmt.Fprintf(&b, "verdict:  %s (observed: %s)\n", verdictOf(res), classList(observed))
+	if res != nil && res.Reason != "" {
+		fmt.Fprintf(&b, "unknown:  %s\n", res.Reason)
+	}
 	exp := classList(meta.Expect)
 	if len(meta.Allow) > 0 {
 		exp += " (tolerated: " + strings.Join(meta.Allow, ", ") + ")"
@@ -133,8 +140,15 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 	if res != nil {
 		n := countClasses(res.Findings)
 		s := res.Stats
-		fmt.Fprintf(&b, "counts:   %d grants, %d critical sections, %d overlaps, %d corruption, %d fenced, %d stuck\n",
+		fmt.Fprintf(&b, "counts:   %d grants, %d critical sections, %d overlaps, %d corruption, %d fenced, %d stuck",
 			s.Grants, s.CriticalSecs, n[checker.ClassOverlap], n[checker.ClassCorruption], n[checker.ClassFenced], n[checker.ClassStuck])
+		if k := n[checker.ClassFenceInversion]; k > 0 {
+			fmt.Fprintf(&b, ", %d fence-inversion", k)
+		}
+		if len(res.Keys) > 1 {
+			fmt.Fprintf(&b, " over %d keys", len(res.Keys))
+		}
+		b.WriteString("\n")
 		if s.Cycles > 0 {
 			fmt.Fprintf(&b, "cycles:   %d/%d with an overlap (fenced or not)\n", s.CyclesOverlap, s.Cycles)
 		}

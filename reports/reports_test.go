@@ -2,6 +2,7 @@ package reports
 
 import (
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -394,4 +395,86 @@ func TestWriteManyHolds(t *testing.T) {
 	}
 	keep(t, dir, "many")
 	checkPNG(t, filepath.Join(dir, FileTimeline), 1000, 250)
+}
+
+// linearizability.html is bounded: 20k sequential sections with one lost
+// update in the middle give a small page showing the illegal stretch and a
+// summary, not 20k operations.
+func TestLinearizabilityHTMLIsBounded(t *testing.T) {
+	var h hb
+	v := int64(0)
+	tm := int64(0)
+	for i := 0; i < 20_000; i++ {
+		c := []string{"c1", "c2", "c3"}[i%3]
+		lease := fmt.Sprintf("%s-%d", c, i)
+		if i == 10_000 { // c1 reads, pauses past its lease; c2 does a whole section; c1 writes
+			h.grant("c1", lease, tm, tm+1, tm+5, 0)
+			h.access("c1", lease, "read", tm+2, v)
+			h.grant("c2", lease+"b", tm+6, tm+7, tm+100, 0)
+			h.cs("c2", lease+"b", tm+8, tm+9, v)
+			h.release("c2", lease+"b", tm+10)
+			h.access("c1", lease, "write", tm+11, v+1)
+			h.release("c1", lease, tm+12)
+			v++
+			tm += 20
+			continue
+		}
+		h.grant(c, lease, tm, tm+1, tm+100, 0)
+		h.cs(c, lease, tm+2, tm+3, v)
+		v++
+		h.release(c, lease, tm+4)
+		tm += 5
+	}
+	meta := Meta{Scenario: "long", Lock: "single", Expect: []string{checker.ClassOverlap, checker.ClassCorruption}}
+	res := check(t, h.ev, &meta)
+	if !meta.Matched {
+		t.Fatalf("observed %v", res.Observed)
+	}
+	dir := t.TempDir()
+	if err := Write(dir, meta, h.ev, res); err != nil {
+		t.Fatal(err)
+	}
+	page := string(nonEmpty(t, filepath.Join(dir, FileLinearize)))
+	if len(page) > 200_000 {
+		t.Fatalf("linearizability.html is %d bytes for 20k sections; want it bounded", len(page))
+	}
+	for _, w := range []string{"20001 critical sections", "Illegal", "10000 read 10000 wrote 10001"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("linearizability.html lacks %q", w)
+		}
+	}
+}
+
+// Findings are grouped by key in the report when there are several keys.
+func TestFindingsGroupedByKey(t *testing.T) {
+	var h hb
+	h.grant("c1", "c1-1", 0, 1, 100, 0)
+	h.grant("c2", "c2-1", 0, 2, 100, 0)
+	h.grant("c3", "c3-1", 0, 3, 100, 0)
+	h.grant("c4", "c4-1", 0, 4, 100, 0)
+	for i := range h.ev {
+		if h.ev[i].Process == "c1" || h.ev[i].Process == "c2" {
+			h.ev[i].Key = "alpha"
+		} else {
+			h.ev[i].Key = "beta"
+		}
+	}
+	h.release("c1", "c1-1", 10)
+	h.release("c2", "c2-1", 11)
+	h.release("c3", "c3-1", 12)
+	h.release("c4", "c4-1", 13)
+	meta := Meta{Scenario: "keys", Lock: "single", Expect: []string{checker.ClassOverlap}}
+	res := check(t, h.ev, &meta)
+	if len(res.Findings) != 2 {
+		t.Fatalf("findings %+v", res.Findings)
+	}
+	dir := t.TempDir()
+	if err := Write(dir, meta, h.ev, res); err != nil {
+		t.Fatal(err)
+	}
+	md := string(nonEmpty(t, filepath.Join(dir, FileMarkdown)))
+	a, b := strings.Index(md, "### key alpha (1 finding)"), strings.Index(md, "### key beta (1 finding)")
+	if a < 0 || b < a {
+		t.Fatalf("report.md does not group findings by key:\n%s", md)
+	}
 }

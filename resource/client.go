@@ -23,19 +23,36 @@ type Client struct {
 // Dial returns a client; the connection is opened lazily.
 func Dial(addr string) *Client { return &Client{addr: addr} }
 
-// Read returns the register's value.
+// Read returns the value of the empty key's register.
 func (c *Client) Read(client, lease string, fence int64) (int64, error) {
-	resp, err := c.do(fmt.Sprintf("READ %s %s %d", client, lease, fence))
+	return c.ReadKey("", client, lease, fence)
+}
+
+// Write stores v in the empty key's register.
+func (c *Client) Write(client, lease string, fence, v int64) error {
+	return c.WriteKey("", client, lease, fence, v)
+}
+
+// ReadKey returns the value of a key's register.
+func (c *Client) ReadKey(key, client, lease string, fence int64) (int64, error) {
+	resp, err := c.do(fmt.Sprintf("READ %s %s %d%s", client, lease, fence, keyArg(key)))
 	if err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(strings.TrimPrefix(resp, "OK "), 10, 64)
 }
 
-// Write stores v.
-func (c *Client) Write(client, lease string, fence, v int64) error {
-	_, err := c.do(fmt.Sprintf("WRITE %s %s %d %d", client, lease, fence, v))
+// WriteKey stores v in a key's register.
+func (c *Client) WriteKey(key, client, lease string, fence, v int64) error {
+	_, err := c.do(fmt.Sprintf("WRITE %s %s %d %d%s", client, lease, fence, v, keyArg(key)))
 	return err
+}
+
+func keyArg(key string) string {
+	if key == "" {
+		return ""
+	}
+	return " " + key
 }
 
 // Close drops the connection.

@@ -98,3 +98,35 @@ func TestMalformedRequestsAreRefused(t *testing.T) {
 		t.Fatalf("malformed requests were recorded: %+v", *log)
 	}
 }
+
+// Each key has its own register and its own newest fencing token; the
+// access events carry the key.
+func TestRegistersPerKey(t *testing.T) {
+	s, log := start(t, true)
+	c := Dial(s.Addr())
+	defer c.Close()
+	if err := c.WriteKey("a", "c1", "L1", 10, 5); err != nil {
+		t.Fatal(err)
+	}
+	// Key b has seen no token yet: fence 3 passes there.
+	if err := c.WriteKey("b", "c2", "L2", 3, 7); err != nil {
+		t.Fatalf("key b refused a token only key a had outdated: %v", err)
+	}
+	if err := c.WriteKey("a", "c2", "L2", 3, 9); !errors.Is(err, ErrRejected) {
+		t.Fatalf("stale write on key a: %v, want ErrRejected", err)
+	}
+	if v, err := c.ReadKey("a", "c1", "L1", 10); err != nil || v != 5 {
+		t.Fatalf("key a reads %d, %v; want 5", v, err)
+	}
+	if s.ValueOf("b") != 7 || s.Value() != 0 {
+		t.Fatalf("registers a=%d b=%d empty=%d", s.ValueOf("a"), s.ValueOf("b"), s.Value())
+	}
+	for _, e := range *log {
+		if e.Key == "" {
+			t.Fatalf("access without its key: %+v", e)
+		}
+	}
+	if (*log)[1].Key != "b" {
+		t.Fatalf("second access recorded with key %q", (*log)[1].Key)
+	}
+}

@@ -7,10 +7,12 @@
 //
 // Wire protocol (one line each way, space-separated):
 //
-//	READ <client> <lease> <fence>            -> "OK <value>" | "REJECTED <newest>"
-//	WRITE <client> <lease> <fence> <value>   -> "OK" | "REJECTED <newest>"
+//	READ <client> <lease> <fence> [<key>]            -> "OK <value>" | "REJECTED <newest>"
+//	WRITE <client> <lease> <fence> <value> [<key>]   -> "OK" | "REJECTED <newest>"
 //
-// A fence of 0 means "no fencing token".
+// A fence of 0 means "no fencing token". The key is the name the lock
+// guards: the server keeps one register, and one newest fencing token, per
+// key; a request without a key uses the register of the empty key.
 package resource
 
 import (
@@ -31,8 +33,8 @@ type Server struct {
 	Record  func(history.Event)
 
 	mu     sync.Mutex
-	value  int64
-	newest int64
+	value  map[string]int64 // per key
+	newest map[string]int64 // per key: the newest fencing token seen
 	ln     net.Listener
 	wg     sync.WaitGroup
 	conns  map[net.Conn]struct{}
@@ -67,11 +69,14 @@ func (s *Server) Listen(addr string) error {
 // Addr is where the server listens.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Value returns the register's current value.
-func (s *Server) Value() int64 {
+// Value returns the current value of the register of the empty key.
+func (s *Server) Value() int64 { return s.ValueOf("") }
+
+// ValueOf returns the current value of a key's register.
+func (s *Server) ValueOf(key string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.value
+	return s.value[key]
 }
 
 // Close stops the server and waits for its connections to end.
@@ -114,21 +119,28 @@ func (s *Server) serve(c net.Conn) {
 func (s *Server) handle(line string) string {
 	f := strings.Fields(line)
 	if len(f) < 4 {
-		return "ERR want READ|WRITE <client> <lease> <fence> [value]"
+		return "ERR want READ <client> <lease> <fence> [<key>] | WRITE <client> <lease> <fence> <value> [<key>]"
 	}
 	fence, err := strconv.ParseInt(f[3], 10, 64)
 	if err != nil {
 		return "ERR fence: " + err.Error()
 	}
 	var val int64
+	key := ""
 	switch f[0] {
 	case "READ":
-		if len(f) != 4 {
-			return "ERR READ takes 3 arguments"
+		if len(f) != 4 && len(f) != 5 {
+			return "ERR READ takes 3 or 4 arguments: <client> <lease> <fence> [<key>]"
+		}
+		if len(f) == 5 {
+			key = f[4]
 		}
 	case "WRITE":
-		if len(f) != 5 {
-			return "ERR WRITE takes 4 arguments"
+		if len(f) != 5 && len(f) != 6 {
+			return "ERR WRITE takes 4 or 5 arguments: <client> <lease> <fence> <value> [<key>]"
+		}
+		if len(f) == 6 {
+			key = f[5]
 		}
 		if val, err = strconv.ParseInt(f[4], 10, 64); err != nil {
 			return "ERR value: " + err.Error()
@@ -138,20 +150,23 @@ func (s *Server) handle(line string) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ev := history.Event{Kind: history.Access, Process: f[1], Lease: f[2], Fence: fence, Time: history.Now()}
-	rejected := s.Fencing && fence > 0 && fence < s.newest
-	if fence > s.newest && s.Fencing {
-		s.newest = fence
+	if s.value == nil {
+		s.value, s.newest = map[string]int64{}, map[string]int64{}
+	}
+	ev := history.Event{Kind: history.Access, Process: f[1], Lease: f[2], Key: key, Fence: fence, Time: history.Now()}
+	rejected := s.Fencing && fence > 0 && fence < s.newest[key]
+	if fence > s.newest[key] && s.Fencing {
+		s.newest[key] = fence
 	}
 	var resp string
 	switch {
 	case rejected:
-		resp = fmt.Sprintf("REJECTED %d", s.newest)
+		resp = fmt.Sprintf("REJECTED %d", s.newest[key])
 	case f[0] == "READ":
-		resp = fmt.Sprintf("OK %d", s.value)
-		val = s.value
+		resp = fmt.Sprintf("OK %d", s.value[key])
+		val = s.value[key]
 	default:
-		s.value = val
+		s.value[key] = val
 		resp = "OK"
 	}
 	ev.Access = strings.ToLower(f[0])

@@ -2,11 +2,13 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"syscall"
 	"time"
 
+	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
@@ -15,6 +17,13 @@ import (
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
+
+// errCycleOver ends a cycle's steps early after something recorded as a
+// finding (an await that timed out, a fault whose target did not exist).
+var errCycleOver = errors.New("cycle over")
+
+// errNoHolder: a step targeted the holder while nobody held the lock.
+var errNoHolder = errors.New("target holder: nobody holds the lock now (put `await: grant` before this step)")
 
 // active is an injected, not yet healed fault.
 type active struct {
@@ -60,6 +69,11 @@ func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
 		fmt.Fprintf(r.log, "cycle %d/%d\n", c, n.Cycles)
 		var act []active
 		err := r.runSteps(ctx, schedule[c-1], &act)
+		if errors.Is(err, errCycleOver) {
+			// Recorded as a finding (unavailable, not-exercised): the
+			// rest of this cycle's schedule cannot run, the next can.
+			err = nil
+		}
 		herr := r.healAll(context.WithoutCancel(ctx), &act)
 		r.gate.open()
 		if err != nil {
@@ -125,11 +139,18 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		case <-r.awaiting:
 			return nil
 		case <-time.After(st.Within.D()):
+			// Nothing happened for the whole wait: a result about the
+			// lock (it refused to grant while the fault lasted), not a
+			// harness failure.
 			who := ""
 			if st.By != "" {
 				who = " by " + st.By
 			}
-			return fmt.Errorf("no %s%s within %v", st.Await, who, st.Within.D())
+			r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteUnavailable, Cycle: r.currentCycle(),
+				DurationMs: st.Within.D().Milliseconds(),
+				Detail:     fmt.Sprintf("no %s%s within %v (%s:%d, %s); the rest of the cycle was skipped", st.Await, who, st.Within.D(), r.sc.File, st.Line, st.String())})
+			fmt.Fprintf(r.log, "cycle %d: no %s%s within %v: unavailable\n", r.currentCycle(), st.Await, who, st.Within.D())
+			return errCycleOver
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -145,6 +166,13 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		h, err := f.Inject(ctx, r, target, faults.Params(st.Params))
 		if err != nil {
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
+			if errors.Is(err, errNoHolder) {
+				// The target did not exist when the step ran: the fault
+				// attacked nothing. A finding, not a harness failure.
+				r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Cycle: e.Cycle,
+					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", r.sc.File, st.Line, st.String(), err)})
+				return errCycleOver
+			}
 			return err
 		}
 		if h == nil {
@@ -248,7 +276,7 @@ func (r *run) Clients(target string) ([]faults.Client, error) {
 		}
 	case "holder":
 		if r.holder == "" {
-			return nil, fmt.Errorf("target holder: nobody holds the lock now (put `await: grant` before this step)")
+			return nil, errNoHolder
 		}
 		out = append(out, r.procs[r.holder])
 	case "others":

@@ -248,6 +248,8 @@ func (p *proc) read(out io.Reader) {
 			p.r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
 		case "stopping":
 			p.r.failpointStop(p, m)
+		case worker.TypeFired:
+			p.r.failpointFired(p, m)
 		case "error":
 			if m.Op != 0 {
 				p.mu.Lock()
@@ -264,9 +266,16 @@ func (p *proc) read(out io.Reader) {
 				p.r.protocolError(fmt.Sprintf("worker %s: %s", p.name, m.Error))
 			}
 		default:
-			p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: unknown message type %q (allowed: ready, reply, renew, stopping, error)", p.name, line, m.Type))
+			p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: unknown message type %q (allowed: ready, reply, renew, stopping, fired, error)", p.name, line, m.Type))
 		}
 	}
+}
+
+// failpointFired records that an armed failpoint triggered in a worker: a
+// note {op: failpoint-fired, process, detail: "<name> <action>"}. The worker
+// sends it before acting, so a crash failpoint is recorded too.
+func (r *run) failpointFired(p *proc, m worker.Message) {
+	r.hist.Append(history.Event{Kind: history.Note, Op: "failpoint-fired", Process: p.name, Detail: m.Name + " " + m.Action, Cycle: r.currentCycle()})
 }
 
 // kill ends the process for good (SIGKILL works on a stopped process too).

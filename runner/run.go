@@ -77,12 +77,14 @@ type run struct {
 	clus      *cluster.Cluster
 	workerLog *os.File
 
-	mu       sync.Mutex
-	procs    map[string]*proc
-	holder   string
-	waiters  map[string][]waiter
-	protoErr []string
-	cycle    int
+	mu     sync.Mutex
+	procs  map[string]*proc
+	holder string
+	// lastLease is each worker's latest grant (key, lease), for release_old.
+	lastLease map[*proc][2]string
+	waiters   map[string][]waiter
+	protoErr  []string
+	cycle     int
 
 	gate *gate
 	opID int64
@@ -187,7 +189,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, waiters: map[string][]waiter{}, gate: newGate()}
+	r := &run{opt: opt, sc: sc, id: NewRunID(), log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, waiters: map[string][]waiter{}, gate: newGate()}
 	r.dir = filepath.Join(opt.ReportsDir, sc.Name, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
@@ -213,7 +215,15 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 			meta.Interrupted = true
 		}
 	}
-	events := r.hist.Events()
+	// The writer keeps nothing in memory: the check reads the file back.
+	events, rerr := history.Read(filepath.Join(r.dir, "history.jsonl"))
+	if rerr != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("read history: %w", rerr))
+		if meta.Error != "" {
+			meta.Error += "; "
+		}
+		meta.Error += "read history: " + rerr.Error()
+	}
 	res := checker.Check(events, checker.Options{StuckAfter: sc.StuckAfter.D()})
 	meta.Matched, meta.Why = checker.Match(res.Observed, sc.Expect, sc.Allow)
 	if meta.Error != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -155,13 +156,15 @@ func (r *run) opTimeout() time.Duration {
 }
 
 // invoke records an invocation, runs the call, and records the completion.
-func (r *run) invoke(ctx context.Context, p *proc, c worker.Command) (worker.Message, error) {
+// key is the name the lock guards in this operation (every lock event
+// carries it).
+func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command) (worker.Message, error) {
 	c.Op = r.nextOp()
-	r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease})
+	r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key})
 	// In-flight operations finish when the workload stops; only an
 	// interrupted run (r.ctx cancelled) abandons them.
 	m, err := p.call(r.ctx, c, r.opTimeout())
-	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease}
+	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key}
 	if err != nil {
 		e.Kind, e.Error = history.Info, err.Error()
 		r.hist.Append(e)
@@ -184,22 +187,44 @@ func (r *run) invoke(ctx context.Context, p *proc, c worker.Command) (worker.Mes
 	return m, nil
 }
 
+// roundKey picks the key a round guards: the resource, or with keys N > 1
+// one of "<resource>-1" .. "<resource>-N" at random.
+func (r *run) roundKey() string {
+	wl := r.sc.Workload
+	if wl.Keys <= 1 {
+		return wl.Resource
+	}
+	return fmt.Sprintf("%s-%d", wl.Resource, 1+rand.IntN(wl.Keys))
+}
+
 // oneRound is one acquire, critical section, release. With workload.reentry
 // N > 1 the client acquires N times on the same worker (leases L, L#2 ..
 // L#N: a reentrant lock counts the holds), releases L#N .. L#2, runs the
 // critical section under L, which must still be held, and releases L. A
 // re-entry that is refused or whose outcome is unknown ends the round: what
 // is held is released, innermost first, and there is no critical section.
+//
+// With release_old the client first releases (and, with extends, extends)
+// its previous lease, which it no longer holds. With extends N it extends L
+// N times, every extend_every; an extend that does not succeed means the
+// client lost the lock: it releases L and skips the critical section. With
+// hold_until_valid the critical section lasts until that margin before the
+// end of the validity the lock last reported.
 func (r *run) oneRound(ctx context.Context, p *proc) error {
 	sc := r.sc
+	wl := sc.Workload
+	key := r.roundKey()
 	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
 	acquire := func(id string) (worker.Message, error) {
-		return r.invoke(ctx, p, worker.Command{Cmd: "acquire", Key: sc.Workload.Resource, Lease: id,
+		return r.invoke(ctx, p, key, worker.Command{Cmd: "acquire", Key: key, Lease: id,
 			TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds()})
 	}
-	release := func(id string) error {
-		_, err := r.invoke(ctx, p, worker.Command{Cmd: "release", Lease: id})
+	release := func(k, id string) error {
+		_, err := r.invoke(ctx, p, k, worker.Command{Cmd: "release", Lease: id})
 		return err
+	}
+	extend := func(k, id string) (worker.Message, error) {
+		return r.invoke(ctx, p, k, worker.Command{Cmd: "extend", Lease: id, TTLMs: sc.Lock.TTL.D().Milliseconds()})
 	}
 	notHolder := func() {
 		r.mu.Lock()
@@ -218,17 +243,20 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 		}
 		return err
 	}
+	validUntil := m.ValidUntil
 	r.mu.Lock()
 	r.holder = p.name
+	prev := r.lastLease[p]
+	r.lastLease[p] = [2]string{key, lease}
 	r.mu.Unlock()
 	r.signal("grant", p.name)
 	if r.cutting(ctx) {
 		// Granted while the nemesis waits for the lock to be free.
 		notHolder()
-		return release(lease)
+		return release(key, lease)
 	}
 	inner := []string{}
-	for k := 2; k <= sc.Workload.Reentry; k++ {
+	for k := 2; k <= wl.Reentry; k++ {
 		id := fmt.Sprintf("%s#%d", lease, k)
 		m, err := acquire(id)
 		if err != nil {
@@ -237,23 +265,59 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 		if m.Status != worker.StatusOK {
 			notHolder()
 			for i := len(inner) - 1; i >= 0; i-- {
-				if err := release(inner[i]); err != nil {
+				if err := release(key, inner[i]); err != nil {
 					return err
 				}
 			}
-			return release(lease)
+			return release(key, lease)
 		}
 		inner = append(inner, id)
 	}
 	for i := len(inner) - 1; i >= 0; i-- {
-		if err := release(inner[i]); err != nil {
+		if err := release(key, inner[i]); err != nil {
 			return err
 		}
 	}
-	_, err = r.invoke(ctx, p, worker.Command{Cmd: "cs", Lease: lease, HoldMs: sc.Workload.Hold.D().Milliseconds()})
+	if wl.ReleaseOld && prev[1] != "" {
+		if wl.Extends > 0 {
+			if _, err := extend(prev[0], prev[1]); err != nil {
+				return err
+			}
+		}
+		if err := release(prev[0], prev[1]); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < wl.Extends; i++ {
+		if err := sleep(ctx, wl.ExtendEvery.D()); err != nil {
+			// The workload is stopping: give the lock back.
+			notHolder()
+			return release(key, lease)
+		}
+		m, err := extend(key, lease)
+		if err != nil {
+			return err
+		}
+		if m.Status != worker.StatusOK {
+			notHolder()
+			return release(key, lease)
+		}
+		validUntil = m.ValidUntil
+	}
+	hold := wl.Hold.D()
+	if margin := wl.HoldUntilValid.D(); margin > 0 && validUntil > 0 {
+		left := time.Duration(validUntil - history.Now())
+		if left < margin {
+			// Too little validity left to do anything safely.
+			notHolder()
+			return release(key, lease)
+		}
+		hold = left - margin
+	}
+	_, err = r.invoke(ctx, p, key, worker.Command{Cmd: "cs", Lease: lease, HoldMs: hold.Milliseconds()})
 	if err != nil {
 		return err
 	}
 	notHolder()
-	return release(lease)
+	return release(key, lease)
 }

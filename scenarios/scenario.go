@@ -84,6 +84,24 @@ type Workload struct {
 	// once) and releases grants that arrive while the gate is closed
 	// without a critical section, so the lock is free within milliseconds.
 	Quiesce string `yaml:"quiesce"`
+	// Keys: each round guards one of this many keys, picked at random
+	// ("<resource>-1" .. "<resource>-N"); 0 or 1: the one key <resource>.
+	Keys int `yaml:"keys"`
+	// Extends: each round extends the lease this many times, every
+	// ExtendEvery, before its critical section; an extend that fails ends
+	// the round without a critical section (the client lost the lock).
+	Extends     int      `yaml:"extends"`
+	ExtendEvery Duration `yaml:"extend_every"`
+	// HoldUntilValid > 0: the critical section lasts until this long before
+	// the end of the validity the lock reported (by the acquire or the last
+	// extend), instead of hold; a client with less validity left than this
+	// skips its critical section. A lock that reports too long a validity
+	// then overlaps the next holder.
+	HoldUntilValid Duration `yaml:"hold_until_valid"`
+	// ReleaseOld: each round, once it holds a new lease, the client also
+	// releases (and, with extends, extends) its previous, already released
+	// lease; the lock must refuse both and keep the new one.
+	ReleaseOld bool `yaml:"release_old"`
 }
 
 // Quiesce modes (Workload.Quiesce).

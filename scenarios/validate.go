@@ -72,6 +72,18 @@ func (s *Scenario) Validate() error {
 	default:
 		return s.ErrAt("workload.quiesce", "%q is not allowed (allowed: wait, cut)", w.Quiesce)
 	}
+	if w.Keys < 0 || w.Keys > 64 {
+		return s.ErrAt("workload.keys", "want 0 to 64 keys, got %d", w.Keys)
+	}
+	if w.Extends < 0 || w.Extends > 100 {
+		return s.ErrAt("workload.extends", "want 0 to 100 extends per round, got %d", w.Extends)
+	}
+	if w.Extends > 0 && (w.ExtendEvery.D() <= 0 || w.ExtendEvery.D() > time.Hour) {
+		return s.ErrAt("workload.extend_every", "want a duration between 1ms and 1h when extends > 0, got %v", w.ExtendEvery.D())
+	}
+	if w.HoldUntilValid.D() < 0 || w.HoldUntilValid.D() > time.Hour {
+		return s.ErrAt("workload.hold_until_valid", "want 0 (off) to 1h, got %v", w.HoldUntilValid.D())
+	}
 	n := &s.Nemesis
 	if n.Cycles < 0 || n.Cycles > 1000 {
 		return s.ErrAt("nemesis.cycles", "want 0 to 1000, got %d", n.Cycles)

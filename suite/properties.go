@@ -1,7 +1,37 @@
 package suite
 
+import "github.com/lockfault/lockfault/lockimpl"
+
 // The suite: one line per property.
 func init() {
 	register(Property{Name: "exclusion/no-faults", Scenario: "exclusion-no-faults",
 		Explanation: "with no faults at all, no two clients ever hold the lock at once and no update is lost"})
+	register(Property{Name: "crash/frees-within-ttl", Scenario: "crash-frees-within-ttl",
+		Explanation: "a holder killed without releasing frees the lock within one TTL"})
+	register(Property{Name: "stale/release-after-pause", Scenario: "stale-release-after-pause",
+		Explanation: "a holder paused past its lease cannot release the next holder's lock"})
+	register(Property{Name: "stale/write-fenced", Scenario: "stale-write-fenced", Requires: lockimpl.CapFencing,
+		Explanation: "a holder paused past its lease writes with an older fencing token, and the resource refuses it"})
+	register(Property{Name: "extend/after-pause", Scenario: "extend-after-pause", Requires: lockimpl.CapExtend,
+		Explanation: "a holder paused past its lease cannot extend it: the extend fails and the next holder keeps the lock"})
+	// Independent masters give up on a node after a few ms (Redlock's
+	// per-node timeout), so a slow reply fails their acquire instead of
+	// slowing it: the slow-validity properties apply to single-master and
+	// etcd locks (C17, redlock-slow-nodes, covers slow masters).
+	register(Property{Name: "validity/slow-acquire", Scenario: "validity-slow-acquire", Needs: []string{"single", "etcd"},
+		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
+	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []string{"single", "etcd"},
+		Explanation: "the validity an extend reports is measured from the extend's own start"})
+	register(Property{Name: "identity/old-lease", Scenario: "identity-old-lease",
+		Explanation: "a client that releases an old lease after it acquired again does not release its new grant"})
+	register(Property{Name: "reentrancy/counts", Scenario: "reentrancy-counts", Requires: lockimpl.CapReentrant,
+		Explanation: "a reentrant lock counts: after N acquires it is held until the N-th release"})
+	register(Property{Name: "liveness/holder-partition", Scenario: "liveness-holder-partition",
+		Explanation: "a holder cut off from every node keeps the lock unavailable for at most one TTL"})
+	register(Property{Name: "crash/mid-acquire", Scenario: "crash-mid-acquire", Failpoint: "after-setnx",
+		Explanation: "a client killed inside its acquire, after the first write, leaves nothing that outlives one TTL"})
+	register(Property{Name: "stale/release-mid-release", Scenario: "stale-release-mid-release", Failpoint: "release-after-get",
+		Explanation: "a holder paused inside its release, after checking the key, cannot delete the next holder's key"})
+	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []string{"single"},
+		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
 }

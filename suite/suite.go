@@ -34,6 +34,10 @@ type Property struct {
 	Requires string
 	// Scenario is the YAML file in this folder, without ".yaml".
 	Scenario string
+	// Failpoint, when set, is a failpoint of the lock's own code that the
+	// scenario arms (lockimpl.Info.Failpoints): the property attacks a step
+	// inside the lock and applies only to locks that have that step.
+	Failpoint string
 }
 
 var registry []Property
@@ -73,6 +77,9 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 	if p.Requires != "" && !info.Has(p.Requires) {
 		return false, fmt.Sprintf("%s does not claim %s", info.Name, p.Requires)
 	}
+	if p.Failpoint != "" && !containsStr(info.Failpoints, p.Failpoint) {
+		return false, fmt.Sprintf("%s has no step %s (failpoint) to attack", info.Name, p.Failpoint)
+	}
 	return true, ""
 }
 
@@ -97,6 +104,31 @@ func (p Property) Load() (*scenarios.Scenario, error) {
 		return nil, fmt.Errorf("property %s: no scenario %s.yaml", p.Name, p.Scenario)
 	}
 	return scenarios.Parse(path.Join("suite", p.Scenario+".yaml"), data)
+}
+
+// LoadFor parses the property's scenario and fits it to one lock: the
+// scenarios are written for a single-master lock on a standalone node; a lock
+// that needs independent masters runs them on 3 masters, an etcd lock on an
+// etcd node (steps target clients, or nodes by role or "all", so they fit
+// every topology). A property written for another topology (replicated, for
+// failover) keeps it. The lock name is set to info.Name.
+func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
+	sc, err := p.Load()
+	if err != nil {
+		return nil, err
+	}
+	if info.Name != "" {
+		sc.Lock.Name = info.Name
+	}
+	if sc.Topology.Kind == "standalone" {
+		switch info.Needs {
+		case "masters":
+			sc.Topology.Kind, sc.Topology.Masters = "masters", 3
+		case "etcd":
+			sc.Topology.Kind = "etcd"
+		}
+	}
+	return sc, nil
 }
 
 func containsStr(xs []string, x string) bool {

@@ -66,7 +66,7 @@ func TestCutEndsTheHoldUnderWay(t *testing.T) {
 	if m := recv(); m.Op != 3 || m.Status != StatusOK || *m.Read != 1 || *m.Wrote != 2 {
 		t.Fatalf("cut cs: %+v", m)
 	}
-	if res.Value() != 2 {
-		t.Fatalf("resource value %d after the cut section, want 2", res.Value())
+	if res.ValueOf("order") != 2 {
+		t.Fatalf("resource value %d after the cut section, want 2", res.ValueOf("order"))
 	}
 }

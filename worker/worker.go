@@ -230,6 +230,8 @@ func (w *Worker) hit(name string) {
 	if !trigger {
 		return
 	}
+	// Say so first: a crash leaves no other trace of which failpoint fired.
+	w.send(Message{Type: TypeFired, Name: name, Action: fp.action})
 	switch fp.action {
 	case "crash":
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
@@ -325,10 +327,9 @@ func (w *Worker) do(c Command) Message {
 			return fail(m, "unknown lease "+c.Lease)
 		}
 		w.hit("before-release")
+		// The lease stays known after its release: a client may release
+		// or extend an old lease again (the lock must refuse it).
 		err := lk.Release(ctx, l)
-		w.mu.Lock()
-		delete(w.leases, c.Lease)
-		w.mu.Unlock()
 		if err != nil {
 			return outcome(m, err, lockimpl.ErrNotHeld)
 		}
@@ -359,7 +360,9 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	// is not lost).
 	cut := w.armCut()
 	defer w.disarmCut(cut)
-	v, err := w.res.Read(w.client, c.Lease, l.Fence)
+	// The register is the lease's key (the name the lock guards): one
+	// register per key.
+	v, err := w.res.ReadKey(l.Resource, w.client, c.Lease, l.Fence)
 	if err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
@@ -371,7 +374,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	w.hit("cs-after-read")
 	w.hold(time.Duration(c.HoldMs)*time.Millisecond, cut)
 	w.hit("cs-before-write")
-	if err := w.res.Write(w.client, c.Lease, l.Fence, v+1); err != nil {
+	if err := w.res.WriteKey(l.Resource, w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
 			return m
@@ -437,9 +440,12 @@ func outcome(m Message, err, definite error) Message {
 }
 
 // skewClock is the lock's clock: real time plus an offset the harness sets
-// (a client clock jump).
+// (a client clock jump). It is a wall-clock reading without Go's monotonic
+// reading (Round(0)), as a clock read from another language or from the
+// system would be: a lock that measures elapsed time or validity with it
+// sees the jump, so a lock whose validity depends on wall time is exposed.
 type skewClock struct{ offset atomic.Int64 }
 
 func (c *skewClock) Now() time.Time {
-	return time.Now().Add(time.Duration(c.offset.Load()))
+	return time.Now().Round(0).Add(time.Duration(c.offset.Load()))
 }

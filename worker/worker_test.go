@@ -102,7 +102,11 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 	if m := recv(); m.Status != StatusFail {
 		t.Fatalf("second acquire of a held lock: %+v, want fail", m)
 	}
+	send(`{"cmd":"failpoint","name":"cs-before-write","action":"sleep","ms":1}`)
 	send(`{"cmd":"cs","op":3,"lease":"L1","hold_ms":1}`)
+	if m := recv(); m.Type != TypeFired || m.Name != "cs-before-write" || m.Action != "sleep" {
+		t.Fatalf("armed failpoint: got %+v, want a fired message before the reply", m)
+	}
 	if m := recv(); m.Status != StatusOK || *m.Read != 0 || *m.Wrote != 1 {
 		t.Fatalf("cs: %+v", m)
 	}
@@ -110,7 +114,7 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 	if m := recv(); m.Status != StatusOK {
 		t.Fatalf("release: %+v", m)
 	}
-	if res.Value() != 1 || len(accesses) != 2 || accesses[0].Lease != "L1" {
+	if res.ValueOf("order") != 1 || len(accesses) != 2 || accesses[0].Lease != "L1" || accesses[0].Key != "order" {
 		t.Fatalf("resource value %d, accesses %+v", res.Value(), accesses)
 	}
 }

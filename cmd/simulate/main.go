@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
@@ -32,8 +33,8 @@ const usage = `usage: simulate <command> [flags]
 
 commands:
   run <scenario|file.yaml>   run a scenario; exit 0 if the verdict matched, 1 if not, 2 if the harness failed
-  check <report-dir>         re-check a recorded history.jsonl and print the verdict
-  report <report-dir>        re-check and rewrite the report files from history.jsonl
+  check <report-dir>         re-check a recorded history.jsonl and print the verdict; exit 2 if it cannot be judged (unknown)
+  report <report-dir>        re-check and rewrite the report files from history.jsonl (same exit codes as check)
   claims                     run the whole catalogue (every claim, every variant) and write claims.md and claims.png
   list                       list scenarios, locks and faults
   clean                      remove containers, networks and temp dirs left by killed runs
@@ -126,11 +127,30 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 }
 
 func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet(which, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	linTimeout := fs.Duration("lin-timeout", checker.DefaultLinearizabilityTimeout, "bound on the whole linearizability check; when it runs out the verdict is unknown (1s to 1h)")
+	var pos []string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return 2
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+	}
+	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "simulate %s: want one report folder (reports/<scenario>/<run-id>)\n", which)
 		return 2
 	}
-	dir := args[0]
+	if *linTimeout < time.Second || *linTimeout > time.Hour {
+		fmt.Fprintf(stderr, "simulate %s: -lin-timeout %v (allowed: 1s to 1h)\n", which, *linTimeout)
+		return 2
+	}
+	dir := pos[0]
 	events, err := history.Read(filepath.Join(dir, "history.jsonl"))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
@@ -142,7 +162,7 @@ func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	sc, err := scenarios.Load(meta.Scenario)
-	var opts checker.Options
+	opts := checker.Options{LinearizabilityTimeout: *linTimeout}
 	if err == nil {
 		opts.StuckAfter = sc.StuckAfter.D()
 	}
@@ -158,6 +178,11 @@ func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintln(stdout, reports.Summary(dir, meta, res))
+	if res.Verdict == checker.ClassUnknown {
+		// A history that cannot be judged is never a pass.
+		fmt.Fprintf(stderr, "simulate %s: the history cannot be judged: %s\n", which, res.Reason)
+		return 2
+	}
 	return runner.Code(&runner.Outcome{Meta: meta}, nil)
 }
 

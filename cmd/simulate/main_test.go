@@ -82,3 +82,35 @@ func TestCheckRecordedHistory(t *testing.T) {
 		t.Fatalf("check: exit %d out %q", code, out)
 	}
 }
+
+// A history too short to judge is never a pass: with a report.json that
+// expects safe, an empty history, a single garbage line, or a history with
+// no completed operation is exit 2, and says why. (Before: "verdict: safe",
+// "match: yes", exit 0.)
+func TestCheckUnjudgeableHistoryIsUnknown(t *testing.T) {
+	meta := `{"meta":{"scenario":"standalone-control","lock":"single","run_id":"r","expect":["safe"],"matched":true}}`
+	cases := map[string]struct{ history, want string }{
+		"empty":      {"", "the history is empty"},
+		"garbage":    {"garbage\n", "history.jsonl:1:"},
+		"torn-only":  {`{"seq":1,"t":5,"ki`, "the history is empty"},
+		"no-outcome": {`{"seq":1,"t":5,"kind":"invoke","process":"c1","op":"acquire","op_id":1}` + "\n", "no client operation completed"},
+		"no-value":   {`{"seq":1,"t":5,"kind":"access","access":"write","process":"c1","lease":"a"}` + "\n", "history.jsonl:1: value: missing"},
+	}
+	for name, c := range cases {
+		dir := filepath.Join(t.TempDir(), "standalone-control", "r")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(c.history), 0o644)
+		os.WriteFile(filepath.Join(dir, "report.json"), []byte(meta), 0o644)
+		code, out, stderr := run("check", dir)
+		if code != 2 || !strings.Contains(out+stderr, c.want) || strings.Contains(out, "match:    yes") {
+			t.Errorf("%s: exit %d out %q err %q; want exit 2 saying %q", name, code, out, stderr, c.want)
+		}
+	}
+}
+
+func TestCheckLinTimeoutIsBounded(t *testing.T) {
+	code, _, stderr := run("check", "-lin-timeout", "1ms", "x")
+	if code != 2 || !strings.Contains(stderr, "-lin-timeout 1ms (allowed: 1s to 1h)") {
+		t.Fatalf("exit %d err %q", code, stderr)
+	}
+}

@@ -1,0 +1,364 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// Kinds lists the event kinds a history may hold.
+var Kinds = []string{Invoke, OK, Fail, Info, Renew, Access, FaultStart, FaultEnd, Note}
+
+// Validate says what is wrong with one event, as "field: what is wrong
+// (allowed: ...)", or nil. It checks what the checker relies on, so a
+// history that passes cannot make it fail or guess.
+func Validate(e *Event) error {
+	switch e.Kind {
+	case Invoke, OK, Fail, Info:
+		if e.Op == "" {
+			return fmt.Errorf("op: missing on a %q event (allowed: %s, %s, %s, %s or a lock's own operation name)", e.Kind, OpAcquire, OpCS, OpRelease, OpExtend)
+		}
+	case Renew:
+		if e.Lease == "" {
+			return errors.New("lease: missing on a renew event (allowed: the lease the renewal moved)")
+		}
+	case Access:
+		if e.Access != "read" && e.Access != "write" {
+			return fmt.Errorf("access: %q (allowed: read, write)", e.Access)
+		}
+		if !e.Rejected && e.Value == nil {
+			return fmt.Errorf("value: missing on an accepted %s (allowed: the integer read or written; only a rejected access has none)", e.Access)
+		}
+	case FaultStart, FaultEnd:
+		if e.Fault == "" {
+			return fmt.Errorf("fault: missing on a %q event (allowed: a fault name)", e.Kind)
+		}
+	case Note:
+	case "":
+		return fmt.Errorf("kind: missing (allowed: %s)", strings.Join(Kinds, ", "))
+	default:
+		return fmt.Errorf("kind: %q (allowed: %s)", e.Kind, strings.Join(Kinds, ", "))
+	}
+	if e.Time < 0 {
+		return fmt.Errorf("t: %d (allowed: a CLOCK_MONOTONIC reading in ns, >= 0)", e.Time)
+	}
+	return nil
+}
+
+// Scan reads a history.jsonl file in one pass and calls fn with each event
+// in file order. A torn last line (the harness died while writing it: no
+// newline at its end) is dropped; any other line that is not a valid event
+// is an error "path:line: field: what is wrong". fn's error stops the scan.
+func Scan(path string, fn func(Event) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	in := newInterner()
+	rd := bufio.NewReaderSize(f, 1<<20)
+	line := 0
+	for {
+		b, rerr := rd.ReadSlice('\n')
+		if rerr == bufio.ErrBufferFull {
+			// A long line: gather it whole.
+			long := append([]byte(nil), b...)
+			for rerr == bufio.ErrBufferFull {
+				b, rerr = rd.ReadSlice('\n')
+				long = append(long, b...)
+				if len(long) > 16<<20 {
+					return fmt.Errorf("%s:%d: line longer than 16 MiB", path, line+1)
+				}
+			}
+			b = long
+		}
+		if rerr != nil && rerr != io.EOF {
+			return fmt.Errorf("%s: %v", path, rerr)
+		}
+		if len(b) == 0 && rerr == io.EOF {
+			return nil
+		}
+		line++
+		torn := rerr == io.EOF // no newline: the last write was cut short
+		b = bytes.TrimSpace(b)
+		var e Event
+		if len(b) == 0 {
+			if torn {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: empty line (allowed: one JSON event per line)", path, line)
+		}
+		if err := json.Unmarshal(b, &e); err != nil {
+			if torn {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: not a history event: %v", path, line, err)
+		}
+		if err := Validate(&e); err != nil {
+			if torn {
+				return nil
+			}
+			return fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		in.event(&e)
+		if err := fn(e); err != nil {
+			return err
+		}
+		if torn {
+			return nil
+		}
+	}
+}
+
+// Read parses a whole history.jsonl file (see Scan for what is an error)
+// and returns its events ordered by time (file order among equal times).
+// It counts the lines first, so the events are allocated once, then decodes
+// chunks of lines on every core.
+func Read(path string) ([]Event, error) {
+	n, err := countLines(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := make([]Event, n)
+	type chunk struct {
+		data  []byte
+		first int  // index of its first line
+		last  bool // the file's last chunk
+	}
+	type lineErr struct {
+		line int
+		err  error
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	work := make(chan chunk, workers)
+	var mu sync.Mutex
+	var errs []lineErr
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := newInterner()
+			for c := range work {
+				data, i := c.data, c.first
+				for len(data) > 0 {
+					j := bytes.IndexByte(data, '\n')
+					line := data
+					if j >= 0 {
+						line, data = data[:j], data[j+1:]
+					} else {
+						data = nil
+					}
+					torn := c.last && j < 0
+					if err := decodeLine(line, &out[i], in); err != nil {
+						mu.Lock()
+						errs = append(errs, lineErr{i + 1, err})
+						if torn {
+							errs[len(errs)-1].line = -1 // a torn last line: dropped
+						}
+						mu.Unlock()
+					}
+					i++
+				}
+			}
+		}()
+	}
+	rd := bufio.NewReaderSize(f, 1<<20)
+	line := 0
+	var rerr error
+	for {
+		buf := make([]byte, 4<<20)
+		m, err := io.ReadFull(rd, buf)
+		buf = buf[:m]
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			rerr = err
+			break
+		}
+		if !eof {
+			// Finish the chunk's last line; the next chunk starts clean.
+			rest, err := rd.ReadBytes('\n')
+			if len(rest) > 16<<20 {
+				rerr = fmt.Errorf("line %d or so is longer than 16 MiB", line+bytes.Count(buf, []byte{'\n'})+1)
+				break
+			}
+			buf = append(buf, rest...)
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				rerr = err
+				break
+			} else if _, err := rd.Peek(1); err == io.EOF {
+				eof = true
+			}
+		}
+		if len(buf) > 0 {
+			work <- chunk{data: buf, first: line, last: eof}
+			line += bytes.Count(buf, []byte{'\n'})
+			if eof && buf[len(buf)-1] != '\n' {
+				line++
+			}
+		}
+		if eof {
+			break
+		}
+	}
+	close(work)
+	wg.Wait()
+	if rerr != nil {
+		return nil, fmt.Errorf("%s: %v", path, rerr)
+	}
+	if line != n {
+		return nil, fmt.Errorf("%s: changed while being read (%d lines, then %d)", path, n, line)
+	}
+	first := lineErr{line: -1}
+	for _, e := range errs {
+		if e.line > 0 && (first.line < 0 || e.line < first.line) {
+			first = e
+		}
+	}
+	if first.line > 0 {
+		return nil, fmt.Errorf("%s:%d: %v", path, first.line, first.err)
+	}
+	if len(errs) > 0 { // only the torn last line
+		out = out[:n-1]
+	}
+	SortByTime(out)
+	return out, nil
+}
+
+// countLines counts the lines of a file, a last line without newline
+// included.
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	n := 0
+	var last byte = '\n'
+	for {
+		m, err := f.Read(buf)
+		if m > 0 {
+			n += bytes.Count(buf[:m], []byte{'\n'})
+			last = buf[m-1]
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v", path, err)
+		}
+	}
+	if last != '\n' {
+		n++
+	}
+	return n, nil
+}
+
+// decodeLine parses and checks one line into e.
+func decodeLine(b []byte, e *Event, in interner) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return errors.New("empty line (allowed: one JSON event per line)")
+	}
+	if err := json.Unmarshal(b, e); err != nil {
+		return fmt.Errorf("not a history event: %v", err)
+	}
+	if err := Validate(e); err != nil {
+		return err
+	}
+	in.event(e)
+	return nil
+}
+
+// SortByTime orders events by time, keeping the given order among equal
+// times; it does nothing to a slice already in order. It sorts indices and
+// then moves each event once (events are large: moving them in a merge
+// sort costs more than the sort).
+func SortByTime(evs []Event) {
+	sorted := true
+	for i := 1; i < len(evs); i++ {
+		if evs[i].Time < evs[i-1].Time {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return
+	}
+	perm := make([]int, len(evs))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortFunc(perm, func(a, b int) int {
+		if c := cmp.Compare(evs[a].Time, evs[b].Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	// Position i must receive evs[perm[i]]: follow each cycle once.
+	for i := range perm {
+		if perm[i] < 0 || perm[i] == i {
+			continue
+		}
+		tmp := evs[i]
+		j := i
+		for {
+			k := perm[j]
+			perm[j] = -1
+			if k == i {
+				evs[j] = tmp
+				break
+			}
+			evs[j] = evs[k]
+			j = k
+		}
+	}
+}
+
+// interner shares the strings that repeat across a history (kinds, ops,
+// clients, keys, leases), so a long history costs memory per event, not per
+// string.
+type interner map[string]string
+
+func newInterner() interner { return interner{} }
+
+func (in interner) s(p *string) {
+	if *p == "" {
+		return
+	}
+	if v, ok := in[*p]; ok {
+		*p = v
+		return
+	}
+	if len(in) < 1<<20 {
+		in[*p] = *p
+	}
+}
+
+func (in interner) event(e *Event) {
+	in.s(&e.Kind)
+	in.s(&e.Process)
+	in.s(&e.Op)
+	in.s(&e.Lease)
+	in.s(&e.Key)
+	in.s(&e.Access)
+	in.s(&e.Fault)
+	in.s(&e.Target)
+}

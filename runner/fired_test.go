@@ -1,0 +1,48 @@
+package runner
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/lockfault/lockfault/history"
+)
+
+// A crash failpoint leaves a "failpoint-fired" note naming the client, the
+// failpoint and its action: the worker reports it before it kills itself.
+func TestCrashFailpointIsRecordedAsFired(t *testing.T) {
+	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 1}
+	sc, err := Prepare("setnx-crash", opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Run(context.Background(), sc, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := history.Read(filepath.Join(out.Dir, "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fired, crashed := map[string]bool{}, map[string]bool{}
+	for _, e := range evs {
+		if e.Kind == history.Note && e.Op == "failpoint-fired" {
+			if e.Detail != "after-setnx crash" || e.Process == "" {
+				t.Errorf("fired note %+v, want detail %q and a process", e, "after-setnx crash")
+			}
+			fired[e.Process] = true
+		}
+		if e.Kind == history.Note && e.Op == "crashed" {
+			crashed[e.Process] = true
+		}
+	}
+	if len(fired) == 0 {
+		t.Fatal("no failpoint-fired note in the history")
+	}
+	for p := range crashed {
+		if !fired[p] {
+			t.Errorf("client %s crashed without a failpoint-fired note", p)
+		}
+	}
+	assertNoLeftovers(t, out.Meta.RunID)
+}

@@ -1,0 +1,86 @@
+package suite_test
+
+import (
+	"testing"
+
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/suite"
+)
+
+// mutations: for each property, a lock broken in exactly the way the
+// property targets (broken_test.go) and a correct lock of the same kind.
+// The suite must fail the broken one and pass the correct one; a property
+// that cannot fail is a defect.
+var mutations = []struct {
+	property string
+	broken   string // must be violated
+	correct  string // must hold
+}{
+	{"exclusion/no-faults", "broken-ignore-nx", "broken-correct"},
+	{"crash/frees-within-ttl", "broken-no-ttl", "broken-correct"},
+	{"stale/release-after-pause", "broken-del-release", "broken-correct"},
+	{"stale/write-fenced", "broken-const-fence", "fenced"},
+	{"extend/after-pause", "broken-blind-extend", "broken-correct"},
+	{"validity/slow-acquire", "broken-validity-from-end", "broken-correct"},
+	{"extend/validity-from-start", "broken-extend-from-end", "broken-correct"},
+	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
+	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
+	{"liveness/holder-partition", "broken-no-ttl", "broken-correct"},
+	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
+	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},
+	{"failover/async-replica", "broken-correct", "acked"},
+}
+
+// TestMutations runs every property against its broken and its correct
+// lock: go test -run 'TestMutations/stale/release-after-pause' ./suite
+func TestMutations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: runs real Redis nodes")
+	}
+	for _, m := range mutations {
+		t.Run(m.property, func(t *testing.T) {
+			t.Run("broken", func(t *testing.T) {
+				o := runProperty(t, m.property, m.broken, 0)
+				if held(o) {
+					t.Errorf("%s held against %s, a lock broken in exactly the way it targets: the property cannot fail (observed %v)",
+						m.property, m.broken, o.Result.Observed)
+				}
+			})
+			t.Run("correct", func(t *testing.T) {
+				o := runProperty(t, m.property, m.correct, 0)
+				if !held(o) {
+					t.Errorf("%s violated by the correct lock %s: %s\n%s report: %s", m.property, m.correct, o.Meta.Why, findings(o), o.Dir)
+				}
+			})
+		})
+	}
+}
+
+// Every property has a mutation test, and each broken lock claims what its
+// property requires (else the property would be skipped, not failed).
+func TestEveryPropertyHasAMutation(t *testing.T) {
+	have := map[string]bool{}
+	for _, m := range mutations {
+		have[m.property] = true
+		p, ok := suite.Lookup(m.property)
+		if !ok {
+			t.Errorf("mutation for unknown property %s", m.property)
+			continue
+		}
+		for _, l := range []string{m.broken, m.correct} {
+			info, ok := lockimpl.Lookup(l)
+			if !ok {
+				t.Errorf("%s: no lock %s", m.property, l)
+				continue
+			}
+			if ok, why := p.Applies(info); !ok {
+				t.Errorf("%s does not apply to %s: %s", m.property, l, why)
+			}
+		}
+	}
+	for _, p := range suite.All() {
+		if !have[p.Name] {
+			t.Errorf("property %s has no mutation test", p.Name)
+		}
+	}
+}

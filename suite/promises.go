@@ -1,0 +1,90 @@
+package suite
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/lockfault/lockfault/lockimpl"
+)
+
+// Expected outcomes of a property for a lock (the promise table).
+const (
+	Held       = "held"        // the lock keeps the promise under the property's faults
+	Violated   = "violated"    // the lock breaks it (a known weakness or a broken lock)
+	NotClaimed = "not-claimed" // the property does not apply (kind, capability, failpoint)
+)
+
+// violations lists, for each built-in lock, the properties it is known to
+// break and why. Every other property that applies to the lock is expected
+// to hold; one that does not apply is not claimed. The suite's promise test
+// (TestPromises) runs each lock through the suite and compares.
+var violations = map[string]map[string]string{
+	"setnx-expire": {
+		"crash/mid-acquire": "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
+		// A failover loses an unreplicated grant for every single-master lock.
+		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+	},
+	"get-set": {
+		"exclusion/no-faults":    "GET then SET is check-then-act: two clients that both see an empty key both hold the lock",
+		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+	},
+	"del-release": {
+		"stale/release-after-pause": "the release is a plain DEL: a stale holder deletes the next holder's key (C2)",
+		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
+	},
+	"get-del-release": {
+		"stale/release-mid-release": "the key changes hands between the GET and the DEL (C3)",
+		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
+	},
+	"single": {
+		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+	},
+	"fenced": {
+		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+	},
+	"redisson": {
+		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",
+	},
+	"redislock": {
+		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+	},
+}
+
+// Expected is the promise table's entry for a lock and a property: held,
+// violated (with the reason) or not-claimed (with the reason).
+func Expected(info lockimpl.Info, p Property) (outcome, why string) {
+	if ok, why := p.Applies(info); !ok {
+		return NotClaimed, why
+	}
+	if why, ok := violations[info.Name][p.Name]; ok {
+		return Violated, why
+	}
+	return Held, ""
+}
+
+// PromiseTable renders the promise table of the given locks as Markdown:
+// one row per property, one column per lock (README shows it).
+func PromiseTable(locks []lockimpl.Info) string {
+	sort.Slice(locks, func(i, j int) bool { return locks[i].Name < locks[j].Name })
+	var b strings.Builder
+	b.WriteString("| property |")
+	for _, l := range locks {
+		b.WriteString(" " + l.Name + " |")
+	}
+	b.WriteString("\n|---|")
+	for range locks {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, p := range All() {
+		fmt.Fprintf(&b, "| %s |", p.Name)
+		for _, l := range locks {
+			o, _ := Expected(l, p)
+			cell := map[string]string{Held: "held", Violated: "**violated**", NotClaimed: "–"}[o]
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,90 @@
+package suite_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/suite"
+	"github.com/lockfault/lockfault/worker"
+)
+
+// TestMain lets this test binary double as the worker process, so the
+// broken locks registered by the tests (mutation_test.go) run in the
+// workers exactly as a built-in lock would.
+func TestMain(m *testing.M) {
+	if worker.IsWorker() {
+		worker.Main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// backend for the property runs: process unless LOCKFAULT_BACKEND says
+// otherwise (docker, auto).
+func backend() string {
+	if b := os.Getenv("LOCKFAULT_BACKEND"); b != "" {
+		return b
+	}
+	return "process"
+}
+
+// held is the suite's rule: the run matched the property's expectation and
+// nothing of the schedule went unexercised.
+func held(o *runner.Outcome) bool {
+	if o == nil || o.Meta.Error != "" || !o.Meta.Matched {
+		return false
+	}
+	for _, c := range o.Result.Observed {
+		if c == checker.ClassNotExercised || c == checker.ClassUnknown {
+			return false
+		}
+	}
+	return true
+}
+
+// runProperty runs one property against one lock and returns the outcome.
+// cycles 0 keeps the property's own count. A harness error fails the test.
+func runProperty(t *testing.T, prop, lock string, cycles int) *runner.Outcome {
+	t.Helper()
+	p, ok := suite.Lookup(prop)
+	if !ok {
+		t.Fatalf("no property %s", prop)
+	}
+	info, ok := lockimpl.Lookup(lock)
+	if !ok {
+		t.Fatalf("no lock %s", lock)
+	}
+	sc, err := p.LoadFor(info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := runner.Options{Lock: lock, Backend: backend(), ReportsDir: t.TempDir(), Cycles: cycles}
+	if sc, err = runner.PrepareScenario(sc, opt); err != nil {
+		t.Fatal(err)
+	}
+	o, err := runner.Run(context.Background(), sc, opt)
+	if err != nil {
+		t.Fatalf("%s against %s: harness error: %v", prop, lock, err)
+	}
+	t.Logf("%s against %s: observed %v (matched %v) in %v: %d grants, %d critical sections", prop, lock,
+		o.Result.Observed, o.Meta.Matched, o.Meta.Duration.Round(1e6), o.Result.Stats.Grants, o.Result.Stats.CriticalSecs)
+	return o
+}
+
+// findings is every finding's sentence, for a failure message.
+func findings(o *runner.Outcome) string {
+	var b strings.Builder
+	for i, f := range o.Result.Findings {
+		if i == 5 {
+			b.WriteString("  ...\n")
+			break
+		}
+		b.WriteString("  " + f.Class + ": " + f.Detail + "\n")
+	}
+	return b.String()
+}
