@@ -21,18 +21,18 @@ const benchWindow = 3 * time.Second
 
 // throughputScenario: 8 clients, hold 0, no faults, one lock on one Redis
 // master; the nemesis only sleeps for the measured window.
-func throughputScenario(b *testing.B) *scenarios.Scenario {
+func throughputScenario(b *testing.B, round string) *scenarios.Scenario {
 	src := fmt.Sprintf(`name: bench-throughput
 topology: {kind: standalone}
 lock: {name: single, ttl: 10s, wait: 10s}
-workload: {clients: 8, hold: 0s}
+workload: {clients: 8, hold: 0s, round: %s}
 nemesis:
   cycles: 1
   warmup: 0s
   steps:
     - {sleep: %s}
 expect: [safe]
-`, benchWindow)
+`, round, benchWindow)
 	sc, err := scenarios.Parse("bench-throughput.yaml", []byte(src))
 	if err != nil {
 		b.Fatal(err)
@@ -45,10 +45,11 @@ expect: [safe]
 }
 
 // harnessGrantsPerSecond runs the throughput scenario on the process backend
-// and counts the grants inside the cycle's window.
-func harnessGrantsPerSecond(b *testing.B) float64 {
+// (rounds sequenced by the harness or by the worker) and counts the grants
+// inside the cycle's window.
+func harnessGrantsPerSecond(b *testing.B, round string) float64 {
 	opt := Options{Backend: "process", ReportsDir: b.TempDir()}
-	out, err := Run(context.Background(), throughputScenario(b), opt)
+	out, err := Run(context.Background(), throughputScenario(b, round), opt)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +128,9 @@ func rawPairsPerSecond(b *testing.B, addr string, n int) float64 {
 // the whole harness achieves (8 worker processes, hold 0, no faults, the
 // single lock, every operation recorded) with a raw go-redis
 // acquire+release loop of 8 goroutines on one key. The ratio is what the
-// harness costs; each iteration measures both for benchWindow.
+// harness costs; each iteration measures, for benchWindow each, rounds
+// sequenced by the harness (one command per step: ratio), rounds run by the
+// worker (workload.round: worker: round-ratio) and the raw loop.
 func BenchmarkHarnessThroughput(b *testing.B) {
 	p, err := cluster.NewProcess("bench-raw")
 	if err != nil {
@@ -142,14 +145,18 @@ func BenchmarkHarnessThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var harness, raw float64
+	var harness, round, raw float64
 	for i := 0; i < b.N; i++ {
-		harness += harnessGrantsPerSecond(b)
+		harness += harnessGrantsPerSecond(b, scenarios.RoundHarness)
+		round += harnessGrantsPerSecond(b, scenarios.RoundWorker)
 		raw += rawPairsPerSecond(b, node.Addr(), 8)
 	}
 	harness /= float64(b.N)
+	round /= float64(b.N)
 	raw /= float64(b.N)
 	b.ReportMetric(harness, "grants/s")
+	b.ReportMetric(round, "round-grants/s")
 	b.ReportMetric(raw, "raw-pairs/s")
 	b.ReportMetric(harness/raw, "ratio")
+	b.ReportMetric(round/raw, "round-ratio")
 }

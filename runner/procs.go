@@ -242,6 +242,8 @@ func (p *proc) read(out io.Reader) {
 				continue
 			}
 			ch <- m
+		case worker.TypeInvoke:
+			p.roundInvoke(m)
 		case "ready":
 			p.ready <- m
 		case "renew":
@@ -266,7 +268,7 @@ func (p *proc) read(out io.Reader) {
 				p.r.protocolError(fmt.Sprintf("worker %s: %s", p.name, m.Error))
 			}
 		default:
-			p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: unknown message type %q (allowed: ready, reply, renew, stopping, fired, error)", p.name, line, m.Type))
+			p.r.protocolError(fmt.Sprintf("worker %s stdout:%d: unknown message type %q (allowed: ready, reply, invoke, renew, stopping, fired, error)", p.name, line, m.Type))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -232,6 +233,9 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 			r.holder = ""
 		}
 		r.mu.Unlock()
+	}
+	if wl.Round == scenarios.RoundWorker {
+		return r.workerRound(ctx, p, key, lease)
 	}
 	started := time.Now()
 	m, err := acquire(lease)

@@ -84,6 +84,12 @@ type Workload struct {
 	// once) and releases grants that arrive while the gate is closed
 	// without a critical section, so the lock is free within milliseconds.
 	Quiesce string `yaml:"quiesce"`
+	// Round says who sequences a plain round: "harness" (default: one
+	// command per step) or "worker" (one `round` command; the worker runs
+	// acquire, critical section and release without a harness round trip
+	// between them, each step still recorded with its own times). Only for
+	// plain rounds (no reentry, extends, release_old, hold_until_valid).
+	Round string `yaml:"round"`
 	// Keys: each round guards one of this many keys, picked at random
 	// ("<resource>-1" .. "<resource>-N"); 0 or 1: the one key <resource>.
 	Keys int `yaml:"keys"`
@@ -108,6 +114,12 @@ type Workload struct {
 const (
 	QuiesceWait = "wait"
 	QuiesceCut  = "cut"
+)
+
+// Round modes (Workload.Round).
+const (
+	RoundHarness = "harness"
+	RoundWorker  = "worker"
 )
 
 // Nemesis is the fault schedule.

@@ -72,6 +72,17 @@ func (s *Scenario) Validate() error {
 	default:
 		return s.ErrAt("workload.quiesce", "%q is not allowed (allowed: wait, cut)", w.Quiesce)
 	}
+	switch w.Round {
+	case "":
+		w.Round = RoundHarness
+	case RoundHarness:
+	case RoundWorker:
+		if w.Reentry > 1 || w.Extends > 0 || w.ReleaseOld || w.HoldUntilValid > 0 {
+			return s.ErrAt("workload.round", "worker runs plain rounds only (no reentry, extends, release_old, hold_until_valid)")
+		}
+	default:
+		return s.ErrAt("workload.round", "%q is not allowed (allowed: harness, worker)", w.Round)
+	}
 	if w.Keys < 0 || w.Keys > 64 {
 		return s.ErrAt("workload.keys", "want 0 to 64 keys, got %d", w.Keys)
 	}

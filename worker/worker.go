@@ -124,8 +124,8 @@ func (w *Worker) control(c Command, line int) error {
 	switch c.Cmd {
 	case "init":
 		return w.init(c)
-	case "acquire", "cs", "release", "extend":
-		if c.Op == 0 {
+	case "acquire", "cs", "release", "extend", "round":
+		if c.Op == 0 || (c.Cmd == "round" && (c.OpCS == 0 || c.OpRelease == 0)) {
 			return fmt.Errorf("field op: %s needs a positive op id", c.Cmd)
 		}
 		w.mu.Lock()
@@ -171,7 +171,7 @@ func (w *Worker) control(c Command, line int) error {
 	case "shutdown":
 		return errShutdown
 	default:
-		return fmt.Errorf("field cmd: unknown command %q (allowed: init, acquire, cs, release, extend, failpoint, clock, cut, endpoints, shutdown)", c.Cmd)
+		return fmt.Errorf("field cmd: unknown command %q (allowed: init, acquire, cs, release, extend, round, failpoint, clock, cut, endpoints, shutdown)", c.Cmd)
 	}
 	return nil
 }
@@ -282,6 +282,10 @@ func (w *Worker) mono(l *lockimpl.Lease) int64 {
 func (w *Worker) runOps() {
 	defer close(w.done)
 	for c := range w.ops {
+		if c.Cmd == "round" {
+			w.round(c)
+			continue
+		}
 		w.send(w.do(c))
 	}
 }
