@@ -17,11 +17,11 @@ rows=()
 timeit() { # label, command...
   local label=$1; shift
   local start end rc
-  start=$(date +%s.%N)
+  start=$EPOCHREALTIME
   "$@" >"$out/log" 2>&1
   rc=$?
-  end=$(date +%s.%N)
-  rows+=("$(printf '| %s | %.1f s | %d |' "$label" "$(echo "$end - $start" | bc)" "$rc")")
+  end=$EPOCHREALTIME
+  rows+=("$(awk -v l="$label" -v s="$start" -v e="$end" -v rc="$rc" 'BEGIN { printf "| %s | %.1f s | %d |", l, e - s, rc }')")
   if [ $rc -ne 0 ]; then tail -5 "$out/log" | sed 's/^/    /' >&2; fi
 }
 
