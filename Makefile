@@ -6,7 +6,9 @@
 #   make suite lock=single               one lock's report card (the property suite)
 #   make suite worker='CMD'              the card of the lock an external worker declares
 #   make cards                           every built-in lock's card -> cards.md, cards.png
-#   make bench                           acquire+release pairs/s per lock; checker, check/report and history writer benchmarks
+#   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
+#   make bench-scenarios                 wall time of master-failover (both backends) and of one suite
+#   make bench-claims                    the same plus the wall time of the whole catalogue
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
 
@@ -20,7 +22,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims suite cards bench clean vet fuzz
+.PHONY: all deps build shim image scenario test claims suite cards bench bench-scenarios bench-claims clean vet fuzz
 
 all: build
 
@@ -74,10 +76,20 @@ suite: build image
 cards: build image
 	./$(BIN) cards -backend $(backend) -parallel 2 $(if $(wildcard examples/redis-py/worker.py),-worker '/usr/bin/python3 examples/redis-py/worker.py') $(ARGS)
 
+# Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
+# measured in the same run (ratio). Benchmarks only: nothing here is timed
+# against a limit.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
 	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
+	$(GO) test -run '^$$' -bench HarnessThroughput -benchtime 1x ./runner/
+
+bench-scenarios: build image
+	@bash bench/scenarios.sh
+
+bench-claims: build image
+	@BENCH_CLAIMS=1 bash bench/scenarios.sh
 
 # Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
 # seed corpora (testdata/fuzz/) also run as plain tests in `make test`.

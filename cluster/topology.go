@@ -232,7 +232,7 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 	if c.Topology.Sentinels == 0 {
 		return nil
 	}
-	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 5000\nsentinel parallel-syncs %[1]s 1\n",
+	conf := fmt.Sprintf("sentinel monitor %[1]s %[2]s %[3]s %[4]d\nsentinel down-after-milliseconds %[1]s 1000\nsentinel failover-timeout %[1]s 2000\nsentinel parallel-syncs %[1]s 1\n",
 		SentinelMaster, ph, pp, c.Topology.Sentinels/2+1)
 	if pw := c.Topology.Password; pw != "" {
 		conf += fmt.Sprintf("sentinel auth-pass %s %s\n", SentinelMaster, pw)

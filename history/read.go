@@ -144,7 +144,7 @@ func Read(path string) ([]Event, error) {
 			in := newInterner()
 			for c := range work {
 				data, i := c.data, c.first
-				for len(data) > 0 {
+				for len(data) > 0 && i < len(out) { // more lines than counted: the file grew (an error below)
 					j := bytes.IndexByte(data, '\n')
 					line := data
 					if j >= 0 {

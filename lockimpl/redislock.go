@@ -31,7 +31,7 @@ const redislockSlack = 5 * time.Second
 // lock (SET NX PX through a Lua script, compare-and-delete release,
 // compare-and-pexpire Refresh), on Endpoints.Primary or through Sentinel.
 //
-// Acquire calls Obtain with a RetryStrategy that waits RetryDelay (5-15 ms)
+// Acquire calls Obtain with a RetryStrategy that waits RetryDelay (1-3 ms)
 // between tries until AcquireOptions.Wait has passed (Wait 0: one try), and
 // then reads the remaining time to live with Lock.TTL: the lease's Validity
 // is that PTTL and ValidUntil is the lock clock read before the TTL call

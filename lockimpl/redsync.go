@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/go-redsync/redsync/v4"
@@ -24,9 +25,16 @@ func init() {
 	}, newRedsync)
 }
 
-// redsyncMeanDelay is the mean of RetryDelay, used to turn
+// redsyncMeanDelay is the mean of redsyncRetryDelay, used to turn
 // AcquireOptions.Wait into a number of tries.
 const redsyncMeanDelay = 10 * time.Millisecond
+
+// redsyncRetryDelay is 5 to 15 ms: redsync counts tries, not time, so a
+// shorter delay would multiply the tries (and the time) when the masters
+// answer slowly.
+func redsyncRetryDelay() time.Duration {
+	return 5*time.Millisecond + rand.N(10*time.Millisecond)
+}
 
 // redsyncLock adapts github.com/go-redsync/redsync/v4, the Go Redlock
 // implementation, with one goredis/v9 pool per master (Endpoints.Masters;
@@ -37,7 +45,7 @@ const redsyncMeanDelay = 10 * time.Millisecond
 // that dials once, so a dead master fails at once with a dial error.
 //
 // Acquire builds a Mutex with WithExpiry(TTL) and
-// WithTries(1 + Wait/10ms) and a retry delay of RetryDelay (5-15 ms,
+// WithTries(1 + Wait/10ms) and a retry delay of redsyncRetryDelay (5-15 ms,
 // random, in place of redsync's default 50-250 ms so that a wait of a few
 // hundred milliseconds still makes several tries), then calls LockContext.
 // Redsync sends SET NX PX to all masters concurrently, each bounded by 5%
@@ -103,7 +111,7 @@ func (l *redsyncLock) Acquire(ctx context.Context, resource string, opts Acquire
 	m := l.rs.NewMutex(KeyFor(resource),
 		redsync.WithExpiry(opts.TTL),
 		redsync.WithTries(tries),
-		redsync.WithRetryDelayFunc(func(int) time.Duration { return RetryDelay() }),
+		redsync.WithRetryDelayFunc(func(int) time.Duration { return redsyncRetryDelay() }),
 	)
 	if err := m.LockContext(ctx); err != nil {
 		if redsyncNodeFailed(err) {

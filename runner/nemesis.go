@@ -94,14 +94,20 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 		}
 		// An await means "the next such event after the previous step
 		// began": register it before that step runs, so an event the step
-		// itself triggers at once (resume -> grant) is not missed.
+		// itself triggers at once (resume -> grant) is not missed. After
+		// another await it means the next such event after that await's
+		// event: `{await: grant}` twice is two successive grants.
 		awaiting := next
 		next = nil
-		if i+1 < len(steps) && steps[i+1].Await != "" {
-			next = r.await(steps[i+1].Await, steps[i+1].By)
+		if st.Await != "" && awaiting == nil && !polledAwait(st.Await) {
+			awaiting = r.await(st.Await, st.By, nil)
 		}
-		if st.Await != "" && awaiting == nil {
-			awaiting = r.await(st.Await, st.By)
+		if i+1 < len(steps) && steps[i+1].Await != "" && !polledAwait(steps[i+1].Await) {
+			var after <-chan struct{}
+			if st.Await != "" && !polledAwait(st.Await) {
+				after = awaiting
+			}
+			next = r.await(steps[i+1].Await, steps[i+1].By, after)
 		}
 		r.awaiting = awaiting
 		if err := r.step(ctx, st, act); err != nil {
@@ -114,12 +120,14 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error {
 	switch {
 	case st.Quiesce:
-		return r.gate.quiesce(ctx, r.sc.Lock.TTL.D()+r.sc.Workload.Hold.D()+r.sc.Lock.Wait.D()+10*time.Second)
+		return r.quiesce(ctx)
 	case st.Resume:
 		r.gate.open()
 		return nil
 	case st.Sleep > 0:
 		return sleep(ctx, st.Sleep.D())
+	case polledAwait(st.Await):
+		return r.awaitPolled(ctx, st.Await, st.Within.D())
 	case st.Await != "":
 		select {
 		case <-r.awaiting:

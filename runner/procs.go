@@ -473,6 +473,8 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: r.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
 	case "stopping":
 		r.failpointStop(p, m)
+	case worker.TypeInvoke:
+		p.roundInvoke(m)
 	case worker.TypeFired:
 		r.failpointFired(p, m)
 	case "error":

@@ -442,7 +442,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	nemErr := r.nemesis(ctx, meta)
 	stopWorkload()
 	r.gate.open()
-	wg.Wait()
+	r.drain(&wg)
 	if nemErr != nil {
 		return nemErr
 	}
@@ -552,10 +552,12 @@ func (r *run) recordAccess(e history.Event) {
 	}
 }
 
-// waiter is a nemesis step waiting for an event (of one client, if by is set).
+// waiter is a nemesis step waiting for an event (of one client, if by is
+// set; only once after is closed, if after is set).
 type waiter struct {
-	by string
-	ch chan struct{}
+	by    string
+	ch    chan struct{}
+	after <-chan struct{}
 }
 
 // signal wakes everyone awaiting an event kind from this process.
@@ -564,7 +566,15 @@ func (r *run) signal(kind, process string) {
 	var keep []waiter
 	var wake []waiter
 	for _, w := range r.waiters[kind] {
-		if w.by == "" || w.by == process {
+		armed := true
+		if w.after != nil {
+			select {
+			case <-w.after:
+			default:
+				armed = false // its predecessor's event has not come yet
+			}
+		}
+		if armed && (w.by == "" || w.by == process) {
 			wake = append(wake, w)
 		} else {
 			keep = append(keep, w)
@@ -578,11 +588,11 @@ func (r *run) signal(kind, process string) {
 }
 
 // await returns a channel closed at the next event of a kind (by one
-// client, when by is set).
-func (r *run) await(kind, by string) <-chan struct{} {
+// client, when by is set) that comes after after is closed (if not nil).
+func (r *run) await(kind, by string, after <-chan struct{}) <-chan struct{} {
 	ch := make(chan struct{})
 	r.mu.Lock()
-	r.waiters[kind] = append(r.waiters[kind], waiter{by, ch})
+	r.waiters[kind] = append(r.waiters[kind], waiter{by, ch, after})
 	r.mu.Unlock()
 	return ch
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -53,18 +54,31 @@ func (g *gate) leave() {
 	g.mu.Unlock()
 }
 
-// quiesce closes the gate and waits until nobody is inside.
-func (g *gate) quiesce(ctx context.Context, timeout time.Duration) error {
+// quiesce closes the gate and waits until nobody is inside. poke, if not
+// nil, is called at once and then every pokeEvery while clients are inside
+// (quiesce: cut uses it to end their holds early).
+func (g *gate) quiesce(ctx context.Context, timeout time.Duration, poke func()) error {
 	g.mu.Lock()
 	g.closed = true
 	g.broadcast()
 	deadline := time.After(timeout)
+	var tick <-chan time.Time
+	if poke != nil && g.inside > 0 {
+		g.mu.Unlock()
+		poke()
+		t := time.NewTicker(pokeEvery)
+		defer t.Stop()
+		tick = t.C
+		g.mu.Lock()
+	}
 	for g.inside > 0 {
 		ch := g.change
 		n := g.inside
 		g.mu.Unlock()
 		select {
 		case <-ch:
+		case <-tick:
+			poke()
 		case <-deadline:
 			return fmt.Errorf("quiesce: %d client(s) still inside after %v", n, timeout)
 		case <-ctx.Done():
@@ -230,11 +244,16 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 		}
 		r.mu.Unlock()
 	}
+	if wl.Round == scenarios.RoundWorker {
+		return r.workerRound(ctx, p, key, lease)
+	}
+	started := time.Now()
 	m, err := acquire(lease)
 	if err != nil || m.Status != worker.StatusOK {
-		if err == nil && m.Status == worker.StatusFail {
-			// Back off a little so a failed client does not spin.
-			time.Sleep(10 * time.Millisecond)
+		if err == nil && m.Status == worker.StatusFail && time.Since(started) < time.Millisecond {
+			// A lock that refuses without waiting at all: do not spin.
+			// An acquire that waited gets no delay of the harness's own.
+			time.Sleep(time.Millisecond)
 		}
 		return err
 	}
@@ -245,6 +264,11 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	r.lastLease[p] = [2]string{key, lease}
 	r.mu.Unlock()
 	r.signal("grant", p.name)
+	if r.cutting(ctx) {
+		// Granted while the nemesis waits for the lock to be free.
+		notHolder()
+		return release(key, lease)
+	}
 	inner := []string{}
 	for k := 2; k <= wl.Reentry; k++ {
 		id := fmt.Sprintf("%s#%d", lease, k)

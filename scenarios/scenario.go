@@ -87,6 +87,18 @@ type Workload struct {
 	// client (leases L, L#2 .. L#N), releases N-1 of them, runs the critical
 	// section under L and releases L (claim C14). 0 or 1: plain rounds.
 	Reentry int `yaml:"reentry"`
+	// Quiesce says what a quiesce step (and the drain at the end of the
+	// run) does to rounds under way: "wait" (default) lets them run their
+	// full hold; "cut" ends holds early (the critical section writes at
+	// once) and releases grants that arrive while the gate is closed
+	// without a critical section, so the lock is free within milliseconds.
+	Quiesce string `yaml:"quiesce"`
+	// Round says who sequences a plain round: "harness" (default: one
+	// command per step) or "worker" (one `round` command; the worker runs
+	// acquire, critical section and release without a harness round trip
+	// between them, each step still recorded with its own times). Only for
+	// plain rounds (no reentry, extends, release_old, hold_until_valid).
+	Round string `yaml:"round"`
 	// Keys: each round guards one of this many keys, picked at random
 	// ("<resource>-1" .. "<resource>-N"); 0 or 1: the one key <resource>.
 	Keys int `yaml:"keys"`
@@ -106,6 +118,18 @@ type Workload struct {
 	// lease; the lock must refuse both and keep the new one.
 	ReleaseOld bool `yaml:"release_old"`
 }
+
+// Quiesce modes (Workload.Quiesce).
+const (
+	QuiesceWait = "wait"
+	QuiesceCut  = "cut"
+)
+
+// Round modes (Workload.Round).
+const (
+	RoundHarness = "harness"
+	RoundWorker  = "worker"
+)
 
 // Nemesis is the fault schedule.
 type Nemesis struct {

@@ -75,6 +75,24 @@ func (s *Scenario) Validate() error {
 	if w.Reentry == 0 {
 		w.Reentry = 1
 	}
+	switch w.Quiesce {
+	case "":
+		w.Quiesce = QuiesceWait
+	case QuiesceWait, QuiesceCut:
+	default:
+		return s.ErrAt("workload.quiesce", "%q is not allowed (allowed: wait, cut)", w.Quiesce)
+	}
+	switch w.Round {
+	case "":
+		w.Round = RoundHarness
+	case RoundHarness:
+	case RoundWorker:
+		if w.Reentry > 1 || w.Extends > 0 || w.ReleaseOld || w.HoldUntilValid > 0 {
+			return s.ErrAt("workload.round", "worker runs plain rounds only (no reentry, extends, release_old, hold_until_valid)")
+		}
+	default:
+		return s.ErrAt("workload.round", "%q is not allowed (allowed: harness, worker)", w.Round)
+	}
 	if w.Keys < 0 || w.Keys > 64 {
 		return s.ErrAt("workload.keys", "want 0 to 64 keys, got %d", w.Keys)
 	}
@@ -281,8 +299,15 @@ func (s *Scenario) validateStep(i int) error {
 	if st.Await != "" {
 		switch st.Await {
 		case "grant", "read", "write":
+		case "in-sync":
+			if s.Topology.Kind != "replicated" {
+				return s.ErrAt(path+".await", "in-sync needs a replicated topology, not %s", s.Topology.Kind)
+			}
+			if st.By != "" {
+				return s.ErrAt(path+".by", "in-sync waits for the replicas, not for a client")
+			}
 		default:
-			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write)", st.Await)
+			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write, in-sync)", st.Await)
 		}
 		if st.Within == 0 {
 			st.Within = Duration(30 * time.Second)

@@ -8,7 +8,7 @@ import "github.com/lockfault/lockfault/lockimpl"
 
 // Command is one line from the harness.
 type Command struct {
-	Cmd string `json:"cmd"` // init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown
+	Cmd string `json:"cmd"` // init, acquire, cs, release, extend, round, failpoint, clock, cut, endpoints, shutdown
 	Op  int64  `json:"op,omitempty"`
 
 	// init
@@ -26,6 +26,11 @@ type Command struct {
 	// acquire (the name to give the grant), cs, release, extend
 	Lease  string `json:"lease,omitempty"`
 	HoldMs int64  `json:"hold_ms,omitempty"`
+
+	// round: acquire (op), then cs (op_cs) and release (op_release) in the
+	// worker, each step announced and answered with its own op id and time
+	OpCS      int64 `json:"op_cs,omitempty"`
+	OpRelease int64 `json:"op_release,omitempty"`
 
 	// failpoint
 	Name   string `json:"name,omitempty"`
@@ -54,6 +59,10 @@ type Message struct {
 	Wrote    *int64 `json:"wrote,omitempty"`
 	Rejected bool   `json:"rejected,omitempty"`
 
+	// T: a round step's time on CLOCK_MONOTONIC in ns: when an `invoke`
+	// began it, or when a `reply` completed it.
+	T int64 `json:"t,omitempty"`
+
 	Line int    `json:"line,omitempty"` // error: the offending command line number
 	Name string `json:"name,omitempty"` // stopping, fired: the failpoint
 	// fired: the failpoint's action (crash, sleep, stop)
@@ -80,6 +89,9 @@ const (
 	// TypeFired: an armed failpoint triggered (sent before its action, so a
 	// crash still reports it). Name and Action say which.
 	TypeFired = "fired"
+	// TypeInvoke: a round step (cs, release) begins now (T); its reply
+	// follows.
+	TypeInvoke = "invoke"
 )
 
 // Error codes (Message.Code).

@@ -43,6 +43,8 @@ var Commands = map[string][]string{
 	"cs":        {"op", "lease", "hold_ms"},
 	"release":   {"op", "lease"},
 	"extend":    {"op", "lease", "ttl_ms"},
+	"round":     {"op", "op_cs", "op_release", "key", "lease", "ttl_ms", "wait_ms", "hold_ms"},
+	"cut":       {},
 	"failpoint": {"name", "action", "count", "ms"},
 	"clock":     {"offset_ms"},
 	"endpoints": {"endpoints"},
@@ -50,20 +52,20 @@ var Commands = map[string][]string{
 }
 
 // commandNames lists the commands for error messages, in the protocol's order.
-const commandNames = "init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown"
+const commandNames = "init, acquire, cs, release, extend, round, failpoint, clock, cut, endpoints, shutdown"
 
 // isOperation reports whether a command is an operation (carries an op id
 // and gets one reply).
 func isOperation(cmd string) bool {
 	switch cmd {
-	case "acquire", "cs", "release", "extend":
+	case "acquire", "cs", "release", "extend", "round":
 		return true
 	}
 	return false
 }
 
 // MessageTypes lists the message types a worker may send.
-var MessageTypes = []string{"ready", "reply", "renew", "stopping", TypeFired, "error"}
+var MessageTypes = []string{"ready", "reply", "renew", "stopping", TypeFired, TypeInvoke, "error"}
 
 // LineError is a line that breaks the protocol. Code is CodeMalformed or
 // CodeNotSupported.
@@ -287,6 +289,25 @@ func validate(c Command, vals map[string]json.RawMessage) *LineError {
 		return inRange("ms", c.Ms, 0, MaxFailpointMs)
 	case "clock":
 		return inRange("offset_ms", c.OffsetMs, -MaxOffsetMs, MaxOffsetMs)
+	case "round":
+		for k, v := range map[string]int64{"op_cs": c.OpCS, "op_release": c.OpRelease} {
+			if v < 1 || v > MaxOp || v == c.Op {
+				return malformed("field %s: round needs a third op id from 1 to %d, other than op", k, int64(MaxOp))
+			}
+		}
+		if c.OpCS == c.OpRelease {
+			return malformed("field op_release: round needs op, op_cs and op_release all different")
+		}
+		if c.Key == "" || c.Lease == "" {
+			return malformed("field key: round needs the key and the lease")
+		}
+		if e := inRange("ttl_ms", c.TTLMs, 1, MaxTTLMs); e != nil {
+			return e
+		}
+		if e := inRange("wait_ms", c.WaitMs, 0, MaxWaitMs); e != nil {
+			return e
+		}
+		return inRange("hold_ms", c.HoldMs, 0, MaxHoldMs)
 	case "endpoints":
 		if !has("endpoints") {
 			return malformed("field endpoints: missing")

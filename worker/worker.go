@@ -53,6 +53,9 @@ type Worker struct {
 	leases map[string]*lockimpl.Lease
 	nLease int
 	fps    map[string]*failpoint
+	// cut, while a critical section waits out its hold, ends that wait
+	// early (the `cut` command); nil otherwise.
+	cut chan struct{}
 
 	// The order rules: init once and first, op ids unique.
 	inited    bool
@@ -152,6 +155,9 @@ func (w *Worker) freshOp(c Command) int64 {
 	if !isOperation(c.Cmd) || c.Op < 1 || c.Op > MaxOp || !w.claimOp(c.Op) {
 		return 0
 	}
+	if c.Cmd == "round" && (!w.claimOp(c.OpCS) || !w.claimOp(c.OpRelease)) {
+		return 0
+	}
 	return c.Op
 }
 
@@ -202,7 +208,7 @@ func (w *Worker) control(c Command) error {
 		w.inited, w.initErr = true, err
 		w.mu.Unlock()
 		return err
-	case "acquire", "cs", "release", "extend":
+	case "acquire", "cs", "release", "extend", "round":
 		if !built {
 			return malformed("%s before the lock has endpoints (send endpoints first)", c.Cmd)
 		}
@@ -225,6 +231,15 @@ func (w *Worker) control(c Command) error {
 			w.fps[c.Name] = &failpoint{action: c.Action, count: n, ms: c.Ms}
 			w.mu.Unlock()
 		}
+	case "cut":
+		// End the hold of the critical section now running, if any: it
+		// writes at once. A cut with no hold under way does nothing.
+		w.mu.Lock()
+		if w.cut != nil {
+			close(w.cut)
+			w.cut = nil
+		}
+		w.mu.Unlock()
 	case "clock":
 		w.clock.offset.Store(int64(time.Duration(c.OffsetMs) * time.Millisecond))
 	case "endpoints":
@@ -392,6 +407,10 @@ func (w *Worker) runOps() {
 			w.send(w.testDo(c))
 			continue
 		}
+		if c.Cmd == "round" {
+			w.round(c)
+			continue
+		}
 		w.send(w.do(c))
 	}
 }
@@ -467,6 +486,10 @@ func (w *Worker) do(c Command) Message {
 // criticalSection reads the resource, holds for HoldMs, and writes back the
 // value plus one, passing the lease's fencing token on both accesses.
 func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Message {
+	// A cut from here on ends the hold (one that arrives during the read
+	// is not lost).
+	cut := w.armCut()
+	defer w.disarmCut(cut)
 	// The register is the lease's key (the name the lock guards): one
 	// register per key.
 	v, err := w.res.ReadKey(l.Resource, w.client, c.Lease, l.Fence)
@@ -479,7 +502,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	}
 	m.Read = history.Int64(v)
 	w.hit("cs-after-read")
-	time.Sleep(time.Duration(c.HoldMs) * time.Millisecond)
+	w.hold(time.Duration(c.HoldMs)*time.Millisecond, cut)
 	w.hit("cs-before-write")
 	if err := w.res.WriteKey(l.Resource, w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
@@ -490,6 +513,36 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	}
 	m.Status, m.Wrote = StatusOK, history.Int64(v+1)
 	return m
+}
+
+// armCut makes a `cut` command end the hold of the section now starting.
+func (w *Worker) armCut() chan struct{} {
+	cut := make(chan struct{})
+	w.mu.Lock()
+	w.cut = cut
+	w.mu.Unlock()
+	return cut
+}
+
+func (w *Worker) disarmCut(cut chan struct{}) {
+	w.mu.Lock()
+	if w.cut == cut {
+		w.cut = nil
+	}
+	w.mu.Unlock()
+}
+
+// hold waits d, or until cut is closed (a `cut` command).
+func (w *Worker) hold(d time.Duration, cut chan struct{}) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-cut:
+	}
 }
 
 func (w *Worker) lookup(id string) *lockimpl.Lease {

@@ -61,12 +61,13 @@ COMMANDS = {
     "extend": {"op", "lease", "ttl_ms"},
     "failpoint": {"name", "action", "count", "ms"},
     "clock": {"offset_ms"},
+    "cut": set(),
     "endpoints": {"endpoints"},
     "shutdown": set(),
 }
 OPERATIONS = {"acquire", "cs", "release", "extend"}
 ENDPOINT_KEYS = {"primary", "sentinels", "master", "masters", "etcd", "password"}
-COMMAND_NAMES = "init, acquire, cs, release, extend, failpoint, clock, endpoints, shutdown"
+COMMAND_NAMES = "init, acquire, cs, release, extend, failpoint, clock, cut, endpoints, shutdown"
 
 
 class Refused(Exception):
@@ -212,6 +213,7 @@ def validate(c):
 class Worker:
     def __init__(self):
         self.mu = threading.Lock()
+        self.cut = threading.Event()  # set by `cut`: the hold under way ends now
         self.inited = False
         self.init_error = None
         self.seen_ops = set()
@@ -264,6 +266,8 @@ class Worker:
                     self.failpoints.pop(name, None)
                 else:
                     self.failpoints[name] = [action, c.get("count", 0) or 1, c.get("ms", 0), 0]
+        elif cmd == "cut":
+            self.cut.set()
         elif cmd == "clock":
             raise not_supported("clock: redis-py's Lock keeps no client-side validity clock, so there is no clock to move")
         elif cmd == "endpoints":
@@ -458,6 +462,7 @@ class Worker:
 
     def critical_section(self, c, key):
         lease, fence = c["lease"], 0  # redis-py's lock has no fencing token
+        self.cut.clear()  # a cut from now on ends this section's hold
         try:
             resp = self.resource_call("READ %s %s %d" % (self.client_name, lease, fence), key)
         except OSError as e:
@@ -468,7 +473,7 @@ class Worker:
             return {"status": "info", "error": "resource: " + resp}
         v = int(resp[3:])
         self.hit("cs-after-read")
-        time.sleep(c.get("hold_ms", 0) / 1000)
+        self.cut.wait(c.get("hold_ms", 0) / 1000)
         self.hit("cs-before-write")
         try:
             resp = self.resource_call("WRITE %s %s %d %d" % (self.client_name, lease, fence, v + 1), key)

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Wall time of whole runs, printed as a table (make bench-scenarios).
+#
+#   bench/scenarios.sh                 master-failover on both backends, one suite
+#   BENCH_CLAIMS=1 bench/scenarios.sh  also the whole catalogue (simulate claims)
+#
+# Each row is one run of bin/simulate; its exit code is reported next to the
+# time (0: the verdict matched). Reports go to a temporary folder that is
+# removed at the end. Docker rows are skipped when no engine answers.
+set -u
+bin=${BIN:-bin/simulate}
+suite_lock=${SUITE_LOCK:-single}
+out=$(mktemp -d "${TMPDIR:-/tmp}/lockfault-bench.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+rows=()
+timeit() { # label, command...
+  local label=$1; shift
+  local start end rc
+  start=$EPOCHREALTIME
+  "$@" >"$out/log" 2>&1
+  rc=$?
+  end=$EPOCHREALTIME
+  rows+=("$(awk -v l="$label" -v s="$start" -v e="$end" -v rc="$rc" 'BEGIN { printf "| %s | %.1f s | %d |", l, e - s, rc }')")
+  if [ $rc -ne 0 ]; then tail -5 "$out/log" | sed 's/^/    /' >&2; fi
+}
+
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+timeit "run master-failover, process" "$bin" run -q -backend process -reports "$out/r" master-failover
+if docker info >/dev/null 2>&1; then
+  timeit "run master-failover, docker" "$bin" run -q -backend docker -reports "$out/r" master-failover
+else
+  rows+=("| run master-failover, docker | skipped: no Docker engine | - |")
+fi
+if "$bin" suite -h >/dev/null 2>&1; then
+  timeit "suite, lock $suite_lock, process" "$bin" suite -backend process -reports "$out/r" -lock "$suite_lock"
+else
+  rows+=("| suite | skipped: this build has no \`simulate suite\` | - |")
+fi
+if [ "${BENCH_CLAIMS:-0}" = 1 ]; then
+  timeit "claims, process, -parallel 2" "$bin" claims -backend process -parallel 2 -reports "$out/r" -out "$out/claims.md"
+fi
+
+echo "load average before: $load, after: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+echo "| figure | wall time | exit |"
+echo "|---|---|---|"
+printf '%s\n' "${rows[@]}"
