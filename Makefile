@@ -32,6 +32,7 @@ deps:
 	for b in redis-server:redis-server redis-sentinel:redis-sentinel etcd:etcd-server gcc:gcc; do \
 	  command -v $${b%%:*} >/dev/null 2>&1 || need="$$need $${b##*:}"; \
 	done; \
+	/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need="$$need python3-redis"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
