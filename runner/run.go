@@ -71,6 +71,9 @@ func Code(o *Outcome, err error) int {
 	switch {
 	case err != nil || o == nil || o.Meta.Interrupted || o.Meta.Error != "":
 		return ExitHarness
+	case o.Result != nil && o.Result.Verdict == checker.ClassUnknown:
+		// The history cannot be judged: never a pass, never a plain miss.
+		return ExitHarness
 	case o.Meta.Matched:
 		return ExitMatch
 	}
