@@ -18,7 +18,7 @@ expect: [safe]
 		"keys: 65":                      "w.yaml:4: workload.keys: want 0 to 64 keys, got 65",
 		"extends: 2":                    "w.yaml:4: workload.extend_every: want a duration between 1ms and 1h when extends > 0",
 		"extends: 101":                  "workload.extends: want 0 to 100 extends per round, got 101",
-		"hold_until_valid: 2h":          "workload.hold_until_valid: want 0 (off) to 1h",
+		"hold_until_valid: 2h":          `workload.hold_until_valid: "2h" is too long (allowed: 0 to 10m0s)`,
 		"extends: 2, extend_every: 1ms": "",
 	} {
 		_, err := Parse("w.yaml", []byte(strings.Replace(base, "WL", wl, 1)))
