@@ -106,20 +106,7 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 		}
 		e := ev(done)
 		e.Time = at
-		switch m.Status {
-		case worker.StatusOK:
-			e.Kind = history.OK
-		case worker.StatusFail:
-			e.Kind = history.Fail
-		default:
-			e.Kind = history.Info
-		}
-		e.Error, e.Token, e.Fence, e.ValidityMs, e.ValidUntil = m.Error, m.Token, m.Fence, m.ValidityMs, m.ValidUntil
-		e.Read, e.Wrote, e.Rejected = m.Read, m.Wrote, m.Rejected
-		if m.Lease != "" {
-			e.Lease = m.Lease
-		}
-		r.hist.Append(e)
+		r.hist.Append(completion(e, m))
 		done++
 		switch done {
 		case 1: // the acquire

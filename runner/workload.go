@@ -171,6 +171,12 @@ func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command)
 		r.hist.Append(e)
 		return m, err
 	}
+	r.hist.Append(completion(e, m))
+	return m, nil
+}
+
+// completion fills an operation's completion event from the worker's reply.
+func completion(e history.Event, m worker.Message) history.Event {
 	switch m.Status {
 	case worker.StatusOK:
 		e.Kind = history.OK
@@ -184,8 +190,7 @@ func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command)
 	if m.Lease != "" {
 		e.Lease = m.Lease
 	}
-	r.hist.Append(e)
-	return m, nil
+	return e
 }
 
 // keyOf is the key a lease was acquired for ("" if unknown).

@@ -93,17 +93,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
 	quiet := fs.Bool("q", false, "print only the run line and the summary")
 	// Flags may come before or after the scenario name.
-	var pos []string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return 2
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			pos = append(pos, rest[0])
-			rest = rest[1:]
-		}
+	pos, ok := parseInterleaved(fs, args)
+	if !ok {
+		return 2
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "simulate run: want exactly one scenario name or file, got %d (%s)\nscenarios: %s\n", len(pos), strings.Join(pos, " "), strings.Join(scenarios.Names(), ", "))
@@ -157,17 +149,9 @@ func cmdCheck(which string, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet(which, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	linTimeout := fs.Duration("lin-timeout", checker.DefaultLinearizabilityTimeout, "bound on the whole linearizability check; when it runs out the verdict is unknown (1s to 1h)")
-	var pos []string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return 2
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			pos = append(pos, rest[0])
-			rest = rest[1:]
-		}
+	pos, ok := parseInterleaved(fs, args)
+	if !ok {
+		return 2
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "simulate %s: want one report folder (reports/<scenario>/<run-id>)\n", which)
@@ -388,4 +372,23 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// parseInterleaved parses flags that may come before or after the
+// positional arguments, which it returns; false when a flag is bad (the
+// flag set has printed why).
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, bool) {
+	var pos []string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return nil, false
+		}
+		rest = fs.Args()
+		if len(rest) > 0 {
+			pos = append(pos, rest[0])
+			rest = rest[1:]
+		}
+	}
+	return pos, true
 }
