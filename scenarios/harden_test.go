@@ -44,7 +44,7 @@ func TestBadInputRefusedWithLineFieldAndBound(t *testing.T) {
 		{"syntax", good, "  hold: 10ms", "  hold: [10ms", []string{"bad.yaml:8: did not find expected"}},
 		{"unknown variant field", good, "expect: [safe]\n", "expect: [safe]\nvariants:\n  - name: v\n    lok: {name: x}\n", []string{"bad.yaml:19: variants.0.lok: unknown field (allowed: name, lock, topology"}},
 		{"variant bound", good, "expect: [safe]\n", "expect: [safe]\nvariants:\n  - name: v\n    lock: {ttl: 20m}\n", []string{"bad.yaml:19: variants.0.lock.ttl:", "too long"}},
-		{"variant bound by validate", good, "expect: [safe]\n", "expect: [safe]\nvariants:\n  - name: v\n    workload: {clients: 99}\n", []string{"variant v: bad.yaml:19: variants.0.workload.clients:", "want 1 to 64"}},
+		{"variant bound by validate", good, "expect: [safe]\n", "expect: [safe]\nvariants:\n  - name: v\n    workload: {clients: 99}\n", []string{"bad.yaml:19: variants.0.workload.clients:", "want 1 to 64", `(in variant "v")`}},
 		{"clients missing", good, "workload:\n  clients: 2\n  hold: 10ms\n", "", []string{"bad.yaml:1: workload.clients: missing", "allowed: 1 to 64"}},
 		{"name with slash", good, "name: x", "name: ../x", []string{"bad.yaml:1: name:", "without slashes"}},
 		{"password with space", good, "kind: standalone", "kind: standalone\n  password: a b", []string{"bad.yaml:4: topology.password:", "white space"}},

@@ -86,14 +86,14 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 				err = fmt.Errorf("line %d: unknown field %q (allowed: name, lock, topology, workload, nemesis, expect, allow, stuck_after)", n.Content[j].Line, key)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("variant %s: %v", name, prefixLines(err, s.File, n.Line))
+				return nil, inVariant(name, prefixLines(err, s.File, n.Line))
 			}
 		}
 		if !expectSet {
 			v.Expect, v.Allow = s.Expect, s.Allow
 		}
 		if err := v.Validate(); err != nil {
-			return nil, fmt.Errorf("variant %s: %w", name, err)
+			return nil, inVariant(name, err)
 		}
 		return v, nil
 	}
@@ -131,4 +131,10 @@ func hasKey(n *yaml.Node, key string) bool {
 		}
 	}
 	return false
+}
+
+// inVariant names the variant an error is about, after the error's own
+// file:line: field: text, so every refusal still begins with file:line.
+func inVariant(name string, err error) error {
+	return fmt.Errorf("%w (in variant %q)", err, name)
 }
