@@ -191,13 +191,5 @@ func writeCardsPNG(path string, props []string, cards []*card.Card) error {
 		}
 		y += rowH
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writePNG(path, cv)
 }

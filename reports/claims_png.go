@@ -120,15 +120,7 @@ func writeClaimsPNG(path string, m *matrix) error {
 		c.StrokeLine2(grid, vg.Points(cpMargin), top(y), vg.Points(width-cpMargin), top(y))
 	}
 
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writePNG(path, cv)
 }
 
 // cellLines is the text of a cell: the observed verdict first, then the
@@ -202,4 +194,17 @@ func wrap(sty text.Style, s string, width float64) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// writePNG writes a drawn canvas to path as PNG.
+func writePNG(path string, cv *vgimg.Canvas) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -3,7 +3,6 @@ package reports
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -120,13 +119,5 @@ func writeCardPNG(path string, c *card.Card) error {
 		y += r.h
 		dc.StrokeLine2(grid, vg.Points(cpMargin), top(y), vg.Points(width-cpMargin), top(y))
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writePNG(path, cv)
 }
