@@ -7,7 +7,7 @@
 #   make suite worker='CMD'              the card of the lock an external worker declares
 #   make cards                           every built-in lock's card -> cards.md, cards.png
 #   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
-#   make bench-scenarios                 wall time of master-failover (both backends) and of one suite
+#   make bench-scenarios                 wall time of master-failover and of the single and redlock suites (both backends)
 #   make bench-claims                    the same plus the wall time of the whole catalogue
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Wall time of whole runs, printed as a table (make bench-scenarios).
 #
-#   bench/scenarios.sh                 master-failover on both backends, one suite
+#   bench/scenarios.sh                 master-failover and the suite of single and redlock, on both backends
 #   BENCH_CLAIMS=1 bench/scenarios.sh  also the whole catalogue (simulate claims)
 #
 # Each row is one run of bin/simulate; its exit code is reported next to the
@@ -9,7 +9,7 @@
 # removed at the end. Docker rows are skipped when no engine answers.
 set -u
 bin=${BIN:-bin/simulate}
-suite_lock=${SUITE_LOCK:-single}
+suite_locks=${SUITE_LOCKS:-single redlock} # a single-master and an independent-masters lock
 out=$(mktemp -d "${TMPDIR:-/tmp}/lockfault-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
@@ -32,8 +32,14 @@ if docker info >/dev/null 2>&1; then
 else
   rows+=("| run master-failover, docker | skipped: no Docker engine | - |")
 fi
-if "$bin" suite -h >/dev/null 2>&1; then
-  timeit "suite, lock $suite_lock, process" "$bin" suite -backend process -reports "$out/r" -lock "$suite_lock"
+# `simulate suite -h` exits 2 (flag's usage), so ask for the list instead.
+if "$bin" suite -list >/dev/null 2>&1; then
+  for lock in $suite_locks; do
+    timeit "suite, lock $lock, process" "$bin" suite -backend process -reports "$out/r" -lock "$lock"
+    if docker info >/dev/null 2>&1; then
+      timeit "suite, lock $lock, docker" "$bin" suite -backend docker -reports "$out/r" -lock "$lock"
+    fi
+  done
 else
   rows+=("| suite | skipped: this build has no \`simulate suite\` | - |")
 fi
