@@ -326,3 +326,53 @@ func TestNoKillByName(t *testing.T) {
 		}
 	}
 }
+
+// A reader that stops reading (`simulate run … | head -3`) closes the
+// harness's stdout mid-run. The run must not die of SIGPIPE with its temp
+// dir left behind: it finishes, cleans up and exits as usual.
+func TestClosedStdoutDoesNotLeaveTheRunBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real nodes")
+	}
+	tmp := t.TempDir()
+	sc := `name: closed-stdout
+topology: {kind: standalone}
+lock: {name: single, ttl: 2s}
+workload: {clients: 2, hold: 20ms}
+nemesis:
+  cycles: 2
+  steps:
+    - {sleep: 500ms}
+expect: [safe]
+`
+	os.WriteFile(filepath.Join(tmp, "closed.yaml"), []byte(sc), 0o644)
+	cmd := exec.Command(simulateBin(t), "run", "-backend", "process", "closed.yaml")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	cmd.Dir = tmp
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := bufio.NewReader(out).ReadString('\n')
+	if !runLineRE.MatchString(strings.TrimRight(first, "\n")) {
+		t.Fatalf("first line %q does not name the run", first)
+	}
+	out.Close() // the reader goes away, as head does
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("no exit within 2 minutes of closing stdout")
+	}
+	if ws, ok := cmd.ProcessState.Sys().(interface{ Signaled() bool }); ok && ws.Signaled() {
+		t.Fatalf("simulate was killed by a signal: %v", cmd.ProcessState)
+	}
+	if left := leftovers(tmp); len(left) > 0 {
+		t.Errorf("left behind after stdout closed: %v", left)
+	}
+}

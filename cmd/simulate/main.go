@@ -49,6 +49,12 @@ func main() {
 		worker.Main()
 		return
 	}
+	// A closed stdout (`simulate run … | head -3`) must not kill the harness
+	// mid-run with SIGPIPE, which would leave its nodes' temp dir behind: with
+	// a handler installed, writes to the closed pipe fail with EPIPE instead
+	// and the run finishes and cleans up. (A handler, not signal.Ignore: an
+	// ignored signal would stay ignored in every node and worker started.)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 
