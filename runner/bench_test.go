@@ -12,6 +12,7 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/resource"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/redis/go-redis/v9"
 )
@@ -81,8 +82,12 @@ func harnessGrantsPerSecond(b *testing.B, round string) float64 {
 
 // rawPairsPerSecond: n goroutines, each with its own go-redis client, loop
 // SET NX PX + Lua compare-and-delete on one key (retrying at once when the
-// key is taken), for the window; returns completed pairs per second.
-func rawPairsPerSecond(b *testing.B, addr string, n int) float64 {
+// key is taken), for the window; returns completed pairs per second. With a
+// resource address, each pair also runs the harness's critical section in
+// between: read the resource's register and write it back plus one, over
+// the resource's own protocol (the least any harness that can see a lost
+// update must do per grant).
+func rawPairsPerSecond(b *testing.B, addr, res string, n int) float64 {
 	ctx, cancel := context.WithTimeout(context.Background(), benchWindow)
 	defer cancel()
 	unlock := redis.NewScript(lockimpl.UnlockScript)
@@ -95,6 +100,8 @@ func rawPairsPerSecond(b *testing.B, addr string, n int) float64 {
 			defer wg.Done()
 			rdb := redis.NewClient(&redis.Options{Addr: addr})
 			defer rdb.Close()
+			rc := resource.Dial(res)
+			defer rc.Close()
 			token := lockimpl.RandomToken()
 			for ctx.Err() == nil {
 				ok, err := rdb.SetNX(ctx, "lock:raw", token, 10*time.Second).Result()
@@ -106,6 +113,16 @@ func rawPairsPerSecond(b *testing.B, addr string, n int) float64 {
 				}
 				if !ok {
 					continue
+				}
+				if res != "" {
+					v, err := rc.ReadKey("raw", "raw", token, 0)
+					if err == nil {
+						err = rc.WriteKey("raw", "raw", token, 0, v+1)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
 				}
 				// Release even when the window just closed: the key must go.
 				if _, err := unlock.Run(context.Background(), rdb, []string{"lock:raw"}, token).Result(); err != nil {
@@ -130,7 +147,10 @@ func rawPairsPerSecond(b *testing.B, addr string, n int) float64 {
 // acquire+release loop of 8 goroutines on one key. The ratio is what the
 // harness costs; each iteration measures, for benchWindow each, rounds
 // sequenced by the harness (one command per step: ratio), rounds run by the
-// worker (workload.round: worker: round-ratio) and the raw loop.
+// worker (workload.round: worker: round-ratio) and the raw loop. The floor
+// is the raw loop with the critical section's resource read and write added
+// (no worker processes, no proxy, no history): floor-ratio is the most any
+// harness that keeps the critical section could reach on this machine.
 func BenchmarkHarnessThroughput(b *testing.B) {
 	p, err := cluster.NewProcess("bench-raw")
 	if err != nil {
@@ -145,18 +165,27 @@ func BenchmarkHarnessThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var harness, round, raw float64
+	res := &resource.Server{}
+	if err := res.Listen("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	defer res.Close()
+	var harness, round, raw, floor float64
 	for i := 0; i < b.N; i++ {
 		harness += harnessGrantsPerSecond(b, scenarios.RoundHarness)
 		round += harnessGrantsPerSecond(b, scenarios.RoundWorker)
-		raw += rawPairsPerSecond(b, node.Addr(), 8)
+		raw += rawPairsPerSecond(b, node.Addr(), "", 8)
+		floor += rawPairsPerSecond(b, node.Addr(), res.Addr(), 8)
 	}
 	harness /= float64(b.N)
 	round /= float64(b.N)
 	raw /= float64(b.N)
+	floor /= float64(b.N)
 	b.ReportMetric(harness, "grants/s")
 	b.ReportMetric(round, "round-grants/s")
 	b.ReportMetric(raw, "raw-pairs/s")
 	b.ReportMetric(harness/raw, "ratio")
 	b.ReportMetric(round/raw, "round-ratio")
+	b.ReportMetric(floor, "floor-pairs/s")
+	b.ReportMetric(floor/raw, "floor-ratio")
 }
