@@ -2,6 +2,8 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/worker"
@@ -12,8 +14,8 @@ func init() {
 		Description: "step the node's realtime clock by=<signed duration> (e.g. +11s, -5s); the monotonic clock is left alone. Heal steps it back"}, clockJump{})
 	Register(Info{Name: "clock-drift", Targets: "node", Params: []string{"rate"},
 		Description: "make the node's realtime clock drift rate=<duration per second> (e.g. 200ms: 20% fast); heal stops the drift and steps back"}, clockDrift{})
-	Register(Info{Name: "clock-client", Targets: "client", Params: []string{"by"},
-		Description: "step the clock a client's lock uses to compute validity by=<signed duration>; heal steps it back"}, clockClient{})
+	Register(Info{Name: "clock-client", Targets: "client", Params: []string{"by", "every"},
+		Description: "step the client's wall clock (the one its lock reads as wall time, with no monotonic reading) by=<signed duration>; every=<duration> steps it again by the same amount at that interval until healed (an operation longer than every spans a step); heal steps it back. A lock that measures validity on the monotonic clock is not moved"}, clockClient{})
 }
 
 type clockJump struct{}
@@ -73,28 +75,79 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 
 type clockClient struct{}
 
+// maxClientOffset bounds the offset repeated steps reach (the worker
+// protocol's bound, one year): stepping stops there.
+const maxClientOffset = 366 * 24 * time.Hour
+
 func (clockClient) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
 	cls, err := env.Clients(target)
 	if err != nil {
 		return nil, err
 	}
-	by, err := p.durationParam("by", 0, true, "-2s")
+	by, every, err := clockClientParams(p)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cls {
-		if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: by.Milliseconds()}); err != nil {
-			return nil, err
-		}
-	}
-	return func(context.Context) error {
+	set := func(offset time.Duration) error {
 		for _, c := range cls {
-			if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: 0}); err != nil {
+			if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: offset.Milliseconds()}); err != nil {
 				return err
 			}
 		}
 		return nil
+	}
+	if err := set(by); err != nil {
+		return nil, err
+	}
+	if every == 0 {
+		return func(context.Context) error { return set(0) }, nil
+	}
+	// Step again every `every` until healed: the offset grows by `by` each
+	// time, so every operation longer than `every` spans a step.
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		offset := by
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			if (offset + by).Abs() > maxClientOffset {
+				return
+			}
+			offset += by
+			if set(offset) != nil {
+				return // a dead client: its heal has nothing to undo either
+			}
+		}
+	}()
+	return func(context.Context) error {
+		close(stop)
+		<-stopped
+		return set(0)
 	}, nil
+}
+
+// clockClientParams reads by (required) and every (optional: repeat the
+// step at this interval while the fault lasts).
+func clockClientParams(p Params) (by, every time.Duration, err error) {
+	if by, err = p.durationParam("by", 0, true, "-2s"); err != nil {
+		return 0, 0, err
+	}
+	if by.Abs() > maxClientOffset {
+		return 0, 0, fmt.Errorf("param by: %v is out of range (allowed: -%v to %v)", by, maxClientOffset, maxClientOffset)
+	}
+	if every, err = p.durationParam("every", 0, false, "50ms"); err != nil {
+		return 0, 0, err
+	}
+	if every != 0 && (every < 10*time.Millisecond || every > time.Hour) {
+		return 0, 0, fmt.Errorf("param every: %v is out of range (allowed: 10ms to 1h, or absent for one step)", every)
+	}
+	return by, every, nil
 }
 
 func (clockJump) Validate(p Params) error {
@@ -108,6 +161,6 @@ func (clockDrift) Validate(p Params) error {
 }
 
 func (clockClient) Validate(p Params) error {
-	_, err := p.durationParam("by", 0, true, "-2s")
+	_, _, err := clockClientParams(p)
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -207,3 +208,44 @@ type oneClient struct {
 func (o oneClient) Clients(string) ([]Client, error) { return []Client{o.c}, nil }
 
 func envWith(e *env, c Client) Env { return oneClient{e, c} }
+
+// TestClockClientStepsRepeatedly: with every, the client's wall clock is
+// stepped again by `by` at each interval until the heal, which sets it back
+// to 0 after the last step; bad params are refused with what is allowed.
+func TestClockClientStepsRepeatedly(t *testing.T) {
+	e := &env{}
+	fc := &fakeClient{name: "c1"}
+	f, _, _ := Get("clock-client")
+	h, err := f.Inject(context.Background(), envWith(e, fc), "c1", Params{"by": "-300ms", "every": "10ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := h(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	sent := fc.sent // the heal has stopped the stepping: no more sends
+	if len(sent) < 5 {
+		t.Fatalf("%d clock commands in 200ms of steps every 10ms, want several", len(sent))
+	}
+	for i, c := range sent[:len(sent)-1] {
+		if want := int64(-300 * (i + 1)); c.Cmd != "clock" || c.OffsetMs != want {
+			t.Fatalf("step %d sent %+v, want offset %d", i+1, c, want)
+		}
+	}
+	if last := sent[len(sent)-1]; last.OffsetMs != 0 {
+		t.Fatalf("heal sent %+v, want offset 0", last)
+	}
+	for params, want := range map[string]string{
+		"every=5ms":  "param every: 5ms is out of range (allowed: 10ms to 1h",
+		"every=soon": "param every: \"soon\" is not a duration",
+		"by=9000h":   "param by: 9000h0m0s is out of range",
+	} {
+		p := Params{"by": "-1s"}
+		k, v, _ := strings.Cut(params, "=")
+		p[k] = v
+		if err := Check("clock-client", p); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: got %v, want an error containing %q", params, err, want)
+		}
+	}
+}

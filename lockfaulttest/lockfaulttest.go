@@ -101,8 +101,11 @@ const (
 
 // LockDef is one of your locks: its description and its constructor. The
 // worker calls New once per simulated client with the endpoints of the
-// nodes and a clock that faults may move (use Config.Now, not time.Now,
-// for validity).
+// nodes and the client's wall clock (Config.Now), which the clock-client
+// fault steps. Measure validity as your lock does in production: on Go's
+// monotonic clock (time.Now, time.Since) it is immune to the steps, as it
+// should be; if your lock reads wall time (Unix timestamps), read it
+// through Config.Now so the steps reach it (property clock/client-steps).
 //
 // Info.Needs says which nodes the lock uses; Info.Caps what it promises
 // beyond mutual exclusion. Info.Failpoints names steps of your own code

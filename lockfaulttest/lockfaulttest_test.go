@@ -32,7 +32,7 @@ func (m *minimal) Acquire(ctx context.Context, res string, o lockfaulttest.Acqui
 	token := m.cfg.ClientID + "-" + time.Now().Format("150405.000000000")
 	deadline := time.Now().Add(o.Wait)
 	for {
-		start := m.cfg.Now()
+		start := time.Now()
 		var ok bool
 		var err error
 		if m.sloppy {

@@ -1,6 +1,8 @@
 package lockimpl
 
 import (
+	"time"
+
 	"context"
 
 	"github.com/redis/go-redis/v9"
@@ -36,7 +38,7 @@ func newDelRelease(cfg Config) (Lock, error) {
 func (d *delRelease) Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error) {
 	token := RandomToken()
 	return RetryAcquire(ctx, opts.Wait, func() (*Lease, error) {
-		start := d.cfg.Now()
+		start := time.Now()
 		ok, err := d.rdb.SetNX(ctx, KeyFor(resource), token, opts.TTL).Result()
 		if err != nil {
 			return nil, err

@@ -57,7 +57,7 @@ const EtcdOpTimeout = time.Second
 // TTL counted from an instant at which the lease was certainly renewed: the
 // clock read before the Grant request, or, if acquiring took more than half
 // the TTL (a long wait in the queue), the clock read before one explicit
-// KeepAliveOnce. ValidUntil is that bound on the lock's clock, so it is a
+// KeepAliveOnce. ValidUntil is that bound on the monotonic clock, so it is a
 // conservative end of the grant: the lease can only last longer while the
 // holder's session is alive. If no positive validity can be claimed, the
 // grant is given up.
@@ -124,7 +124,7 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 		return nil, fmt.Errorf("etcd: ttl must be positive")
 	}
 	waitEnd := time.Now().Add(opts.Wait)
-	start := l.cfg.Now()
+	start := time.Now()
 	gctx, cancel := context.WithTimeout(ctx, l.opTimeout)
 	g, err := l.cli.Grant(gctx, etcdTTLSeconds(opts.TTL))
 	cancel()
@@ -153,9 +153,9 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 	fence := owner.GetCompare().GetCreateRevision()
 
 	validUntil := start.Add(time.Duration(g.TTL) * time.Second)
-	if validUntil.Sub(l.cfg.Now()) < time.Duration(g.TTL)*time.Second/2 {
+	if validUntil.Sub(time.Now()) < time.Duration(g.TTL)*time.Second/2 {
 		// A long wait: renew once to know a later point of the lease.
-		t := l.cfg.Now()
+		t := time.Now()
 		kctx, cancel := context.WithTimeout(ctx, l.opTimeout)
 		ka, err := l.cli.KeepAliveOnce(kctx, g.ID)
 		cancel()
@@ -163,7 +163,7 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 			validUntil = t.Add(time.Duration(ka.TTL) * time.Second)
 		}
 	}
-	validity := validUntil.Sub(l.cfg.Now())
+	validity := validUntil.Sub(time.Now())
 	if validity <= 0 {
 		return nil, l.abandon(ctx, s, g.ID, fmt.Errorf("acquired after the lease's known validity ran out"))
 	}

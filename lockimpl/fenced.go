@@ -59,7 +59,7 @@ func (f *fenced) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	token := RandomToken()
 	keys := []string{KeyFor(resource), FenceKeyFor(resource)}
 	return RetryAcquire(ctx, opts.Wait, func() (*Lease, error) {
-		start := f.cfg.Now()
+		start := time.Now()
 		fence, err := fencedAcquireScript.Run(ctx, f.rdb, keys, token, opts.TTL.Milliseconds()).Int64()
 		if err != nil {
 			return nil, err

@@ -1,6 +1,8 @@
 package lockimpl
 
 import (
+	"time"
+
 	"context"
 	"errors"
 
@@ -38,7 +40,7 @@ func newGetDelRelease(cfg Config) (Lock, error) {
 func (g *getDelRelease) Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error) {
 	token := RandomToken()
 	return RetryAcquire(ctx, opts.Wait, func() (*Lease, error) {
-		start := g.cfg.Now()
+		start := time.Now()
 		ok, err := g.rdb.SetNX(ctx, KeyFor(resource), token, opts.TTL).Result()
 		if err != nil {
 			return nil, err

@@ -1,6 +1,8 @@
 package lockimpl
 
 import (
+	"time"
+
 	"context"
 	"errors"
 
@@ -42,7 +44,7 @@ func (g *getSet) Acquire(ctx context.Context, resource string, opts AcquireOptio
 	token := RandomToken()
 	key := KeyFor(resource)
 	return RetryAcquire(ctx, opts.Wait, func() (*Lease, error) {
-		start := g.cfg.Now()
+		start := time.Now()
 		err := g.rdb.Get(ctx, key).Err()
 		if err == nil {
 			return nil, ErrNotAcquired

@@ -52,8 +52,12 @@ type Lease struct {
 	// the end of Acquire (Redlock: TTL - elapsed - drift). Zero means the lock
 	// claims no end (for example while a watchdog keeps renewing it).
 	Validity time.Duration
-	// ValidUntil is Validity as an absolute time on the lock's clock
-	// (Config.Clock); the worker converts it for the history.
+	// ValidUntil is Validity as an absolute time. Read from time.Now() it
+	// carries Go's monotonic reading and the worker places it on the
+	// monotonic timeline, whatever the wall clock does. Read from
+	// Config.Now (a wall time, no monotonic reading) it is placed on the
+	// client's wall clock, so a step of that clock (clock-client) moves it:
+	// a lock that measures validity on wall time is exposed.
 	ValidUntil time.Time
 	// State is implementation-private.
 	State any
@@ -72,8 +76,12 @@ type Endpoints struct {
 	Password string `json:"password,omitempty"`
 }
 
-// Clock is the lock's idea of time. Workers substitute a skewable clock so a
-// client clock jump can be injected.
+// Clock is the client's wall clock. Workers substitute one that the
+// clock-client fault steps, read without a monotonic reading, as a wall
+// clock read from another language or from Unix time is. The built-in locks
+// measure durations on Go's monotonic clock (time.Now, time.Since), as a
+// careful lock does; a lock that computes validity or elapsed time from
+// Config.Now is moved by a client clock step (property clock/client-steps).
 type Clock interface {
 	Now() time.Time
 }
@@ -105,7 +113,7 @@ func (c Config) Hit(name string) {
 	}
 }
 
-// Now reads the configured clock.
+// Now reads the configured wall clock.
 func (c Config) Now() time.Time {
 	if c.Clock == nil {
 		return time.Now()

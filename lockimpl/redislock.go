@@ -34,7 +34,7 @@ const redislockSlack = 5 * time.Second
 // Acquire calls Obtain with a RetryStrategy that waits RetryDelay (1-3 ms)
 // between tries until AcquireOptions.Wait has passed (Wait 0: one try), and
 // then reads the remaining time to live with Lock.TTL: the lease's Validity
-// is that PTTL and ValidUntil is the lock clock read before the TTL call
+// is that PTTL and ValidUntil is the (monotonic) clock read before the TTL call
 // plus it, a time at which the key certainly still existed. If the TTL call
 // fails, ValidUntil falls back to the clock read before Obtain plus the TTL
 // (also safe: the key was set after that instant). If TTL reports the key
@@ -75,7 +75,7 @@ func (l *redislockLock) Acquire(ctx context.Context, resource string, opts Acqui
 	deadline := time.Now().Add(opts.Wait)
 	octx, cancel := context.WithDeadline(ctx, deadline.Add(redislockSlack))
 	defer cancel()
-	start := l.cfg.Now()
+	start := time.Now()
 	lk, err := l.cl.Obtain(octx, KeyFor(resource), opts.TTL, &redislock.Options{RetryStrategy: redislockRetry{deadline}})
 	if errors.Is(err, redislock.ErrNotObtained) {
 		return nil, fmt.Errorf("%w: %v", ErrNotAcquired, err)
@@ -84,7 +84,7 @@ func (l *redislockLock) Acquire(ctx context.Context, resource string, opts Acqui
 		return nil, fmt.Errorf("redislock: obtain: %w", err)
 	}
 	lease := &Lease{Resource: resource, Token: lk.Token(), State: lk}
-	before := l.cfg.Now()
+	before := time.Now()
 	ttl, err := lk.TTL(ctx)
 	switch {
 	case err != nil:
@@ -94,7 +94,7 @@ func (l *redislockLock) Acquire(ctx context.Context, resource string, opts Acqui
 	default:
 		lease.ValidUntil = before.Add(ttl)
 	}
-	lease.Validity = redislockValidity(lease.ValidUntil.Sub(l.cfg.Now()))
+	lease.Validity = redislockValidity(lease.ValidUntil.Sub(time.Now()))
 	return lease, nil
 }
 
@@ -134,7 +134,7 @@ func (l *redislockLock) Extend(ctx context.Context, lease *Lease, ttl time.Durat
 	if ttl <= 0 {
 		return fmt.Errorf("redislock: ttl must be positive")
 	}
-	start := l.cfg.Now()
+	start := time.Now()
 	var err error
 	if lk := l.ownLock(lease); lk != nil {
 		err = lk.Refresh(ctx, ttl, nil)
@@ -152,7 +152,7 @@ func (l *redislockLock) Extend(ctx context.Context, lease *Lease, ttl time.Durat
 		return err
 	}
 	lease.ValidUntil = start.Add(ttl)
-	lease.Validity = redislockValidity(lease.ValidUntil.Sub(l.cfg.Now()))
+	lease.Validity = redislockValidity(lease.ValidUntil.Sub(time.Now()))
 	return nil
 }
 

@@ -281,7 +281,7 @@ func (r *redisson) tryAcquire(ctx context.Context, resource string, leaseTime ti
 		defer conn.Close()
 		sc = conn
 	}
-	start := r.cfg.Now()
+	start := time.Now()
 	ttl, err := redissonLockScript.Run(ctx, sc, []string{key}, leaseTime.Milliseconds(), r.id).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, 0, err
@@ -382,7 +382,7 @@ func (r *redisson) watch(h *redissonHolding, stop, done chan struct{}) {
 			return
 		case <-t.C:
 		}
-		start := r.cfg.Now()
+		start := time.Now()
 		n, err := redissonRenewScript.Run(ctx, r.rdb, []string{key}, r.lease.Milliseconds(), r.id).Int()
 		if err != nil {
 			continue
@@ -426,7 +426,7 @@ func (r *redisson) Release(ctx context.Context, l *Lease) error {
 	r.mu.Unlock()
 
 	key := KeyFor(l.Resource)
-	start := r.cfg.Now()
+	start := time.Now()
 	n, err := redissonUnlockScript.Run(ctx, r.rdb, []string{key, RedissonChannelFor(key)},
 		redissonUnlockMessage, leaseTime.Milliseconds(), l.Token).Int()
 	notHeld := errors.Is(err, redis.Nil)

@@ -44,7 +44,8 @@ const (
 // redlock is the Redlock algorithm of the Redis documentation ("The Redlock
 // algorithm", seeds 001 and 002; the Python listing in seed 003 §35.4.2):
 //
-//  1. read the time T1 on the lock's clock (Config.Clock);
+//  1. read the time T1 (Go's monotonic clock: a wall clock step does not
+//     change the elapsed time);
 //  2. send SET key token NX PX ttl to all N masters at once, the same random
 //     token on each, every request bounded by a per-node timeout far below
 //     the TTL;
@@ -289,12 +290,12 @@ func (r *redlock) Acquire(ctx context.Context, resource string, opts AcquireOpti
 func (r *redlock) attempt(ctx context.Context, resource, key string, ttl time.Duration) (*Lease, []redlockLeftover, error) {
 	token := RandomToken()
 	timeout := r.timeoutFor(ttl)
-	start := r.cfg.Now()
+	start := time.Now()
 	set := r.each(ctx, timeout, func(ctx context.Context, c *redis.Client) (bool, error) {
 		return c.SetNX(ctx, key, token, ttl).Result()
 	})
 	r.cfg.Hit("after-setnx")
-	elapsed := r.cfg.Now().Sub(start)
+	elapsed := time.Now().Sub(start)
 	d := redlockDrift(ttl)
 	validity := ttl - elapsed - d
 	n := 0
@@ -404,12 +405,12 @@ func (r *redlock) Extend(ctx context.Context, l *Lease, ttl time.Duration) error
 		return fmt.Errorf("redlock: ttl must be positive")
 	}
 	key := KeyFor(l.Resource)
-	start := r.cfg.Now()
+	start := time.Now()
 	res := r.each(ctx, r.timeoutFor(ttl), func(ctx context.Context, c *redis.Client) (bool, error) {
 		n, err := extendScript.Run(ctx, c, []string{key}, l.Token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
-	elapsed := r.cfg.Now().Sub(start)
+	elapsed := time.Now().Sub(start)
 	d := redlockDrift(ttl)
 	validity := ttl - elapsed - d
 	extended, maybe := 0, 0

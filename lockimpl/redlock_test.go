@@ -12,10 +12,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// multiTestClock is a lock clock a test can move.
+// multiTestClock is a wall clock (no monotonic reading) a test can step.
 type multiTestClock struct{ offset atomic.Int64 }
 
-func (c *multiTestClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *multiTestClock) Now() time.Time {
+	return time.Now().Round(0).Add(time.Duration(c.offset.Load()))
+}
 
 // newRedlockT builds a redlock client. Unless the test sets node-timeout,
 // it is 1s: the tests are about quorum logic, not about timeouts, and a
@@ -184,27 +186,55 @@ func TestRedlockValidityIsBelowTTL(t *testing.T) {
 	}
 }
 
-// TestRedlockClientClockJumpVoidsTheGrant jumps the lock's clock by a TTL
-// between the SETs and the second time reading: the elapsed time exceeds
-// the TTL, so the grant is invalid and every key is released.
-func TestRedlockClientClockJumpVoidsTheGrant(t *testing.T) {
+// TestRedlockSlowAcquireVoidsTheGrant sleeps past the TTL between the SETs
+// and the second time reading: the elapsed time exceeds the TTL, so the
+// grant is invalid and every key is released.
+func TestRedlockSlowAcquireVoidsTheGrant(t *testing.T) {
+	ctx := context.Background()
+	addrs, _ := startRedisNodes(t, 5)
+	const ttl = 300 * time.Millisecond
+	l := newRedlockT(t, addrs, Config{Failpoint: func(name string) {
+		if name == "after-setnx" {
+			time.Sleep(ttl + 50*time.Millisecond)
+		}
+	}})
+	lease, err := l.Acquire(ctx, "c", AcquireOptions{TTL: ttl})
+	if !errors.Is(err, ErrNotAcquired) {
+		t.Fatalf("lease %+v err %v, want ErrNotAcquired after an acquire longer than the TTL", lease, err)
+	}
+	for i, c := range multiRawClients(t, addrs) {
+		if v := multiKeyValue(t, c, KeyFor("c")); v != "" {
+			t.Errorf("master %d keeps %q after the voided grant", i, v)
+		}
+	}
+}
+
+// TestRedlockWallClockStepMovesNothing steps the wall clock (Config.Clock)
+// back by a TTL between the SETs and the second time reading: Redlock
+// measures elapsed time on the monotonic clock, so the grant and its
+// validity are those of an acquire without the step.
+func TestRedlockWallClockStepMovesNothing(t *testing.T) {
 	ctx := context.Background()
 	addrs, _ := startRedisNodes(t, 5)
 	clk := &multiTestClock{}
 	const ttl = 3 * time.Second
 	l := newRedlockT(t, addrs, Config{Clock: clk, Failpoint: func(name string) {
 		if name == "after-setnx" {
-			clk.offset.Add(int64(ttl))
+			clk.offset.Add(-int64(ttl))
 		}
 	}})
+	before := time.Now()
 	lease, err := l.Acquire(ctx, "c", AcquireOptions{TTL: ttl})
-	if !errors.Is(err, ErrNotAcquired) {
-		t.Fatalf("lease %+v err %v, want ErrNotAcquired after a clock jump of one TTL", lease, err)
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, c := range multiRawClients(t, addrs) {
-		if v := multiKeyValue(t, c, KeyFor("c")); v != "" {
-			t.Errorf("master %d keeps %q after the voided grant", i, v)
-		}
+	d := redlockDrift(ttl)
+	if lease.ValidUntil.Before(before.Add(ttl-d)) || lease.ValidUntil.After(after.Add(ttl-d)) {
+		t.Errorf("valid until %v, want start + TTL - drift within [%v, %v] whatever the wall clock did", lease.ValidUntil, before.Add(ttl-d), after.Add(ttl-d))
+	}
+	if lease.Validity > ttl-d {
+		t.Errorf("validity %v, more than TTL - drift %v", lease.Validity, ttl-d)
 	}
 }
 

@@ -50,11 +50,9 @@ func redsyncRetryDelay() time.Duration {
 // hundred milliseconds still makes several tries), then calls LockContext.
 // Redsync sends SET NX PX to all masters concurrently, each bounded by 5%
 // of the expiry, and computes Until = now + expiry - elapsed - 1% of expiry
-// on the real clock. The lease's Validity is Until - time.Now() at the end of
-// Acquire, and ValidUntil is that validity added to the lock's clock
-// (Config.Clock) at the same instant: redsync cannot be given another
-// clock, so an injected client clock jump does not change its decisions,
-// only where the worker places the validity on its timeline.
+// on the real clock, with Go's monotonic reading. The lease's ValidUntil is
+// that Until and its Validity is Until - time.Now() at the end of Acquire:
+// a step of the wall clock (clock-client) moves neither.
 //
 // Error semantics: redsync reports only the last try's answers and throws
 // away the result of its clean-up release after a failed try. Acquire
@@ -124,12 +122,9 @@ func (l *redsyncLock) Acquire(ctx context.Context, resource string, opts Acquire
 	return lease, nil
 }
 
-// setValidity converts redsync's Until (real clock) to the lease's
-// validity and a ValidUntil on the lock's clock.
+// setValidity takes redsync's Until (monotonic) as the lease's validity.
 func (l *redsyncLock) setValidity(lease *Lease, until time.Time) {
-	now, lockNow := time.Now(), l.cfg.Now()
-	v := until.Sub(now)
-	lease.Validity, lease.ValidUntil = v, lockNow.Add(v)
+	lease.Validity, lease.ValidUntil = time.Until(until), until
 }
 
 // redsyncNodeFailed reports whether a redsync error includes a failure to

@@ -53,7 +53,7 @@ func (s *setnxExpire) Acquire(ctx context.Context, resource string, opts Acquire
 	ttl := expireSeconds(opts.TTL)
 	key := KeyFor(resource)
 	return RetryAcquire(ctx, opts.Wait, func() (*Lease, error) {
-		start := s.cfg.Now()
+		start := time.Now()
 		ok, err := s.rdb.Do(ctx, "setnx", key, token).Bool()
 		if err != nil {
 			return nil, err

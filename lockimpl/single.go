@@ -58,7 +58,7 @@ func newSingle(cfg Config) (Lock, error) {
 func (s *single) Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error) {
 	token := RandomToken()
 	return RetryAcquire(ctx, opts.Wait, func() (*Lease, error) {
-		start := s.cfg.Now()
+		start := time.Now()
 		ok, err := s.rdb.SetNX(ctx, KeyFor(resource), token, opts.TTL).Result()
 		if err != nil {
 			return nil, err
@@ -93,7 +93,7 @@ func casRelease(ctx context.Context, rdb redis.Scripter, l *Lease) error {
 // casExtend is the Lua compare-and-pexpire of a lease's key on one server;
 // on success the lease's validity restarts from the moment it was sent.
 func casExtend(ctx context.Context, rdb redis.Scripter, cfg Config, l *Lease, ttl time.Duration) error {
-	start := cfg.Now()
+	start := time.Now()
 	n, err := extendScript.Run(ctx, rdb, []string{KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 	if err != nil {
 		return err

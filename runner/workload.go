@@ -333,7 +333,7 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 		}
 		hold = left - margin
 	}
-	_, err = r.invoke(ctx, p, key, worker.Command{Cmd: "cs", Lease: lease, HoldMs: hold.Milliseconds()})
+	_, err = r.invoke(ctx, p, key, worker.Command{Cmd: "cs", Lease: lease, HoldMs: hold.Milliseconds(), WriteIfValidMs: wl.WriteIfValid.D().Milliseconds()})
 	if err != nil {
 		return err
 	}

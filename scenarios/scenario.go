@@ -97,7 +97,8 @@ type Workload struct {
 	// command per step) or "worker" (one `round` command; the worker runs
 	// acquire, critical section and release without a harness round trip
 	// between them, each step still recorded with its own times). Only for
-	// plain rounds (no reentry, extends, release_old, hold_until_valid).
+	// plain rounds (no reentry, extends, release_old, hold_until_valid,
+	// write_if_valid).
 	Round string `yaml:"round"`
 	// Keys: each round guards one of this many keys, picked at random
 	// ("<resource>-1" .. "<resource>-N"); 0 or 1: the one key <resource>.
@@ -113,6 +114,13 @@ type Workload struct {
 	// skips its critical section. A lock that reports too long a validity
 	// then overlaps the next holder.
 	HoldUntilValid Duration `yaml:"hold_until_valid"`
+	// WriteIfValid > 0: the critical section checks its lease before the
+	// write, as a careful application does, and writes only if the
+	// validity the lock last reported (acquire, extend or renewal) still
+	// has at least this long to run; otherwise it gives the write up (the
+	// cs fails, definitely: nothing was written). A lock whose renewals
+	// report validity the key does not have then loses an update.
+	WriteIfValid Duration `yaml:"write_if_valid"`
 	// ReleaseOld: each round, once it holds a new lease, the client also
 	// releases (and, with extends, extends) its previous, already released
 	// lease; the lock must refuse both and keep the new one.

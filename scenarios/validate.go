@@ -87,8 +87,8 @@ func (s *Scenario) Validate() error {
 		w.Round = RoundHarness
 	case RoundHarness:
 	case RoundWorker:
-		if w.Reentry > 1 || w.Extends > 0 || w.ReleaseOld || w.HoldUntilValid > 0 {
-			return s.ErrAt("workload.round", "worker runs plain rounds only (no reentry, extends, release_old, hold_until_valid)")
+		if w.Reentry > 1 || w.Extends > 0 || w.ReleaseOld || w.HoldUntilValid > 0 || w.WriteIfValid > 0 {
+			return s.ErrAt("workload.round", "worker runs plain rounds only (no reentry, extends, release_old, hold_until_valid, write_if_valid)")
 		}
 	default:
 		return s.ErrAt("workload.round", "%q is not allowed (allowed: harness, worker)", w.Round)
@@ -104,6 +104,9 @@ func (s *Scenario) Validate() error {
 	}
 	if w.HoldUntilValid.D() < 0 || w.HoldUntilValid.D() > time.Hour {
 		return s.ErrAt("workload.hold_until_valid", "want 0 (off) to 1h, got %v", w.HoldUntilValid.D())
+	}
+	if w.WriteIfValid.D() < 0 || w.WriteIfValid.D() > time.Hour {
+		return s.ErrAt("workload.write_if_valid", "want 0 (off) to 1h, got %v", w.WriteIfValid.D())
 	}
 	n := &s.Nemesis
 	if n.Cycles < 0 || n.Cycles > MaxCycles {

@@ -34,6 +34,7 @@ const (
 	slipMemoryFence             // fencing tokens from a Redis counter without persistence: they restart with the node
 	slipTimeFence               // no slip: fencing tokens are the grant's wall-clock time in ns (they survive restarts)
 	slipSwallowExtendError      // an extend whose request failed (timeout, lost connection) reports success
+	slipWallClock               // measures validity on the wall clock (Config.Now), not the monotonic one
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -61,6 +62,7 @@ var brokenLocks = []struct {
 	{"broken-client-fence", slipClientFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
 	{"broken-memory-fence", slipMemoryFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
 	{"broken-swallow-extend-error", slipSwallowExtendError, []string{lockimpl.CapExtend}, false},
+	{"broken-wall-clock", slipWallClock, []string{lockimpl.CapExtend}, false},
 	{"time-fence", slipTimeFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false}, // the control of fencing/node-restart
 }
 
@@ -121,7 +123,7 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 	}
 	ttl := opts.TTL
 	return lockimpl.RetryAcquire(ctx, opts.Wait, func() (*lockimpl.Lease, error) {
-		start := b.cfg.Now()
+		start := b.now()
 		exp := ttl
 		if b.slip == slipNoTTL {
 			exp = 0
@@ -148,7 +150,7 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 			}
 		}
 		if b.slip == slipValidityFromEnd {
-			start = b.cfg.Now()
+			start = b.now()
 		}
 		l := &lockimpl.Lease{Resource: resource, Token: token, Validity: ttl, ValidUntil: start.Add(ttl)}
 		if b.slip == slipConstFence {
@@ -224,7 +226,7 @@ func (b *broken) Release(ctx context.Context, l *lockimpl.Lease) error {
 }
 
 func (b *broken) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duration) error {
-	start := b.cfg.Now()
+	start := b.now()
 	var n int
 	var err error
 	if b.slip == slipBlindExtend {
@@ -246,13 +248,22 @@ func (b *broken) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duratio
 		return lockimpl.ErrNotHeld
 	}
 	if b.slip == slipExtendFromEnd {
-		start = b.cfg.Now()
+		start = b.now()
 	}
 	l.Validity, l.ValidUntil = ttl, start.Add(ttl)
 	return nil
 }
 
 func (b *broken) Close() error { return b.rdb.Close() }
+
+// now is the clock validity is measured on: the monotonic clock, or with
+// slipWallClock the client's wall clock (Config.Now), which clock steps move.
+func (b *broken) now() time.Time {
+	if b.slip == slipWallClock {
+		return b.cfg.Now()
+	}
+	return time.Now()
+}
 
 // quorumLock is a small Redlock (SET NX PX on every master, a majority
 // and a positive validity grant) for the independent-masters properties.
@@ -303,12 +314,12 @@ func (q *quorumLock) Acquire(ctx context.Context, resource string, opts lockimpl
 	key := lockimpl.KeyFor(resource)
 	return lockimpl.RetryAcquire(ctx, opts.Wait, func() (*lockimpl.Lease, error) {
 		token := lockimpl.RandomToken()
-		start := q.cfg.Now()
+		start := time.Now()
 		n := q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
 			return c.SetNX(ctx, key, token, opts.TTL).Result()
 		})
 		drift := opts.TTL/100 + 2*time.Millisecond
-		validity := opts.TTL - q.cfg.Now().Sub(start) - drift
+		validity := opts.TTL - time.Now().Sub(start) - drift
 		if n >= q.quorum() && validity > 0 {
 			return &lockimpl.Lease{Resource: resource, Token: token, Validity: validity, ValidUntil: start.Add(opts.TTL - drift)}, nil
 		}
@@ -331,7 +342,7 @@ func (q *quorumLock) Release(ctx context.Context, l *lockimpl.Lease) error {
 }
 
 func (q *quorumLock) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duration) error {
-	start := q.cfg.Now()
+	start := time.Now()
 	n := q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
 		d, err := extend.Run(ctx, c, []string{lockimpl.KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 		return d == 1, err
@@ -341,10 +352,10 @@ func (q *quorumLock) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Dur
 		need = 1
 	}
 	drift := ttl/100 + 2*time.Millisecond
-	if n < need || ttl-q.cfg.Now().Sub(start)-drift <= 0 {
+	if n < need || ttl-time.Now().Sub(start)-drift <= 0 {
 		return lockimpl.ErrNotHeld
 	}
-	l.Validity, l.ValidUntil = ttl-q.cfg.Now().Sub(start)-drift, start.Add(ttl-drift)
+	l.Validity, l.ValidUntil = ttl-time.Now().Sub(start)-drift, start.Add(ttl-drift)
 	return nil
 }
 

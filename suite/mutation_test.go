@@ -23,6 +23,7 @@ var mutations = []struct {
 	{"extend/after-pause", "broken-blind-extend", "broken-correct"},
 	{"validity/slow-acquire", "broken-validity-from-end", "broken-correct"},
 	{"extend/validity-from-start", "broken-extend-from-end", "broken-correct"},
+	{"clock/client-steps", "broken-wall-clock", "broken-correct"},
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
 	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
 	{"liveness/holder-partition", "broken-no-ttl", "broken-correct"},
@@ -33,6 +34,7 @@ var mutations = []struct {
 	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
 	{"extend/partition", "broken-swallow-extend-error", "broken-correct"},
 	{"renewal/keeps-live-holder", "broken-no-renewal", "redisson"},
+	{"renewal/fails-while-valid", "broken-renew-on-error", "watchdog"},
 	{"extend/majority-restart", "broken-extend-any-master", "redlock"},
 }
 

@@ -20,6 +20,8 @@ func init() {
 	// etcd locks (C17, redlock-slow-nodes, covers slow masters).
 	register(Property{Name: "validity/slow-acquire", Scenario: "validity-slow-acquire", Needs: []string{"single", "etcd"},
 		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
+	register(Property{Name: "clock/client-steps", Scenario: "clock-client-steps",
+		Explanation: "a holder whose wall clock steps back during its acquires claims no validity the key does not have: validity is measured on the monotonic clock"})
 	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []string{"single", "etcd"},
 		Explanation: "the validity an extend reports is measured from the extend's own start"})
 	register(Property{Name: "identity/old-lease", Scenario: "identity-old-lease",
@@ -43,6 +45,9 @@ func init() {
 	register(Property{Name: "renewal/keeps-live-holder", Scenario: "renewal-keeps-live-holder", Requires: lockimpl.CapWatchdog,
 		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
 		Explanation: "the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"})
+	register(Property{Name: "renewal/fails-while-valid", Scenario: "renewal-fails-while-valid", Requires: lockimpl.CapWatchdog,
+		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
+		Explanation: "a holder whose renewals fail while its lease is still valid stops believing it holds the lock before the lease ends"})
 	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 }

@@ -26,6 +26,8 @@ type Command struct {
 	// acquire (the name to give the grant), cs, release, extend
 	Lease  string `json:"lease,omitempty"`
 	HoldMs int64  `json:"hold_ms,omitempty"`
+	// cs: write only if the lease's validity has this long left (0: always)
+	WriteIfValidMs int64 `json:"write_if_valid_ms,omitempty"`
 
 	// round: acquire (op), then cs (op_cs) and release (op_release) in the
 	// worker, each step announced and answered with its own op id and time

@@ -40,7 +40,7 @@ const (
 var Commands = map[string][]string{
 	"init":      {"client", "lock", "options", "endpoints", "resource"},
 	"acquire":   {"op", "key", "lease", "ttl_ms", "wait_ms"},
-	"cs":        {"op", "lease", "hold_ms"},
+	"cs":        {"op", "lease", "hold_ms", "write_if_valid_ms"},
 	"release":   {"op", "lease"},
 	"extend":    {"op", "lease", "ttl_ms"},
 	"round":     {"op", "op_cs", "op_release", "key", "lease", "ttl_ms", "wait_ms", "hold_ms"},
@@ -269,6 +269,9 @@ func validate(c Command, vals map[string]json.RawMessage) *LineError {
 			return malformed("field lease: %s needs the lease", c.Cmd)
 		}
 		if c.Cmd == "cs" {
+			if e := inRange("write_if_valid_ms", c.WriteIfValidMs, 0, MaxHoldMs); e != nil {
+				return e
+			}
 			return inRange("hold_ms", c.HoldMs, 0, MaxHoldMs)
 		}
 		if c.Cmd == "extend" {

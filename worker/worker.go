@@ -51,6 +51,9 @@ type Worker struct {
 	mu     sync.Mutex
 	lock   lockimpl.Lock
 	leases map[string]*lockimpl.Lease
+	// valid: the end of each lease's validity as last reported (acquire,
+	// extend, renewal), on the monotonic timeline; 0 for none.
+	valid  map[string]int64
 	nLease int
 	fps    map[string]*failpoint
 	// cut, while a critical section waits out its hold, ends that wait
@@ -85,6 +88,7 @@ func New(out io.Writer) *Worker {
 		out:     json.NewEncoder(out),
 		clock:   &skewClock{},
 		leases:  map[string]*lockimpl.Lease{},
+		valid:   map[string]int64{},
 		fps:     map[string]*failpoint{},
 		seenOps: map[int64]bool{},
 		ops:     make(chan Command, 64),
@@ -377,7 +381,19 @@ func (w *Worker) hit(name string) {
 }
 
 func (w *Worker) renewed(l *lockimpl.Lease) {
-	w.send(Message{Type: "renew", Lease: w.leaseID(l), ValidityMs: l.Validity.Milliseconds(), ValidUntil: w.mono(l)})
+	id, until := w.leaseID(l), w.mono(l)
+	w.setValid(id, until)
+	w.send(Message{Type: "renew", Lease: id, ValidityMs: l.Validity.Milliseconds(), ValidUntil: until})
+}
+
+// setValid records the end of a lease's validity as the lock reported it.
+func (w *Worker) setValid(id string, until int64) {
+	if id == "" {
+		return
+	}
+	w.mu.Lock()
+	w.valid[id] = until
+	w.mu.Unlock()
 }
 
 func (w *Worker) leaseID(l *lockimpl.Lease) string {
@@ -391,11 +407,16 @@ func (w *Worker) leaseID(l *lockimpl.Lease) string {
 	return ""
 }
 
-// mono converts a lease's ValidUntil (on the lock's clock) to the shared
-// monotonic timeline.
+// mono converts a lease's ValidUntil to the shared monotonic timeline: one
+// with Go's monotonic reading (from time.Now) on the monotonic clock, one
+// without (a wall time, from Config.Now) on the client's wall clock as the
+// clock-client fault has moved it.
 func (w *Worker) mono(l *lockimpl.Lease) int64 {
 	if l.ValidUntil.IsZero() {
 		return 0
+	}
+	if l.ValidUntil != l.ValidUntil.Round(0) { // Round(0) strips only the monotonic reading
+		return history.Now() + int64(time.Until(l.ValidUntil))
 	}
 	return history.Now() + int64(l.ValidUntil.Sub(w.clock.Now()))
 }
@@ -443,6 +464,7 @@ func (w *Worker) do(c Command) Message {
 		w.mu.Unlock()
 		m.Status, m.Lease, m.Token, m.Fence = StatusOK, id, l.Token, l.Fence
 		m.ValidityMs, m.ValidUntil = l.Validity.Milliseconds(), w.mono(l)
+		w.setValid(id, m.ValidUntil)
 		return m
 	case "cs":
 		l := w.lookup(c.Lease)
@@ -478,6 +500,7 @@ func (w *Worker) do(c Command) Message {
 			return outcome(m, err, lockimpl.ErrNotHeld)
 		}
 		m.Status, m.ValidityMs, m.ValidUntil = StatusOK, l.Validity.Milliseconds(), w.mono(l)
+		w.setValid(c.Lease, m.ValidUntil)
 		return m
 	}
 	return fail(m, "not an operation: "+c.Cmd)
@@ -504,6 +527,15 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	w.hit("cs-after-read")
 	w.hold(time.Duration(c.HoldMs)*time.Millisecond, cut)
 	w.hit("cs-before-write")
+	if margin := c.WriteIfValidMs; margin > 0 {
+		w.mu.Lock()
+		until := w.valid[c.Lease]
+		w.mu.Unlock()
+		if left := time.Duration(until - history.Now()); until != 0 && left < time.Duration(margin)*time.Millisecond {
+			// The holder no longer believes it holds the lock: no write.
+			return fail(m, fmt.Sprintf("lease validity has %v left, less than write_if_valid %v: the write was given up", left.Round(time.Millisecond), time.Duration(margin)*time.Millisecond))
+		}
+	}
 	if err := w.res.WriteKey(l.Resource, w.client, c.Lease, l.Fence, v+1); err != nil {
 		if errors.Is(err, resource.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
@@ -569,8 +601,8 @@ func outcome(m Message, err, definite error) Message {
 	return info(m, err)
 }
 
-// skewClock is the lock's clock: real time plus an offset the harness sets
-// (a client clock jump). It is a wall-clock reading without Go's monotonic
+// skewClock is the client's wall clock (Config.Clock): real time plus an
+// offset the harness sets (clock-client). It is a wall-clock reading without Go's monotonic
 // reading (Round(0)), as a clock read from another language or from the
 // system would be: a lock that measures elapsed time or validity with it
 // sees the jump, so a lock whose validity depends on wall time is exposed.

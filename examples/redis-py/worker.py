@@ -56,7 +56,7 @@ SOCKET_TIMEOUT = 5.0  # seconds: a dead or partitioned server gives info, not a 
 COMMANDS = {
     "init": {"client", "lock", "options", "endpoints", "resource"},
     "acquire": {"op", "key", "lease", "ttl_ms", "wait_ms"},
-    "cs": {"op", "lease", "hold_ms"},
+    "cs": {"op", "lease", "hold_ms", "write_if_valid_ms"},
     "release": {"op", "lease"},
     "extend": {"op", "lease", "ttl_ms"},
     "failpoint": {"name", "action", "count", "ms"},
@@ -193,6 +193,7 @@ def validate(c):
         raise malformed("field lease: %s needs the lease" % cmd)
     if cmd == "cs":
         num("hold_ms", 0, MAX_MS, 0)
+        num("write_if_valid_ms", 0, MAX_MS, 0)
     if cmd == "extend":
         num("ttl_ms", 1, MAX_MS)
     if cmd == "failpoint":
@@ -223,6 +224,7 @@ class Worker:
         self.res_sock = None
         self.res_file = None
         self.leases = {}  # lease id -> (redis.lock.Lock, key); kept after release
+        self.valid = {}  # lease id -> end of its validity (CLOCK_MONOTONIC ns)
         self.res_keyed = True  # send the key on resource requests (see resource_call)
         self.failpoints = {}  # name -> [action, count, ms, hits]
         self.ops = queue.Queue()
@@ -395,10 +397,12 @@ class Worker:
                 return {"status": "fail", "error": "%s: %s" % (type(e).__name__, e)}
             except redis.exceptions.RedisError as e:
                 return {"status": "info", "error": "%s: %s" % (type(e).__name__, e)}
-            return self.validity({"status": "ok"}, start, c["ttl_ms"])
+            return self.validity({"status": "ok"}, c["lease"], start, c["ttl_ms"])
 
-    def validity(self, m, start, ttl_ms):
+    def validity(self, m, lease, start, ttl_ms):
         until = start + ttl_ms * 1_000_000
+        with self.mu:
+            self.valid[lease] = until  # what write_if_valid_ms checks
         m["valid_until"] = until
         m["validity_ms"] = max(0, (until - time.monotonic_ns()) // 1_000_000)
         return m
@@ -419,7 +423,7 @@ class Worker:
             self.leases[lease] = (lk, c["key"])
         token = lk.local.token
         m = {"status": "ok", "lease": lease, "token": token.decode() if isinstance(token, bytes) else str(token)}
-        return self.validity(m, start, c["ttl_ms"])
+        return self.validity(m, lease, start, c["ttl_ms"])
 
     # -- the critical section and the resource --
 
@@ -475,6 +479,13 @@ class Worker:
         self.hit("cs-after-read")
         self.cut.wait(c.get("hold_ms", 0) / 1000)
         self.hit("cs-before-write")
+        margin = c.get("write_if_valid_ms", 0)
+        if margin:
+            with self.mu:
+                until = self.valid.get(lease, 0)
+            left_ms = (until - time.monotonic_ns()) // 1_000_000
+            if until and left_ms < margin:
+                return {"status": "fail", "error": "lease validity has %d ms left, less than write_if_valid_ms %d: the write was given up" % (left_ms, margin)}
         try:
             resp = self.resource_call("WRITE %s %s %d %d" % (self.client_name, lease, fence, v + 1), key)
         except OSError as e:
