@@ -227,9 +227,43 @@ func (r *run) settle(ctx context.Context) error {
 		}
 	}
 	if c.Topology.Kind == cluster.Replicated {
+		if err := r.followSentinels(ctx, 10*time.Second); err != nil {
+			return err
+		}
 		return c.WaitReplicasSynced(ctx, 30*time.Second)
 	}
 	return nil
+}
+
+// followSentinels makes the harness's primary the one the Sentinels agree
+// on: they may have promoted a replica on their own while a cycle was cut
+// short (an await that timed out skips the failover step that would have
+// followed them). Clients are re-pointed and the replicas rejoined.
+func (r *run) followSentinels(ctx context.Context, within time.Duration) error {
+	c := r.clus
+	if len(c.WithRole(cluster.RoleSentinel)) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(within)
+	for {
+		if m := c.SentinelPrimary(ctx); m != nil {
+			if m == c.Primary() {
+				return nil
+			}
+			c.SetPrimary(m)
+			r.note("nemesis", fmt.Sprintf("the Sentinels promoted %s on their own; clients re-pointed", m.Name))
+			if err := r.Repoint(ctx); err != nil {
+				return err
+			}
+			return c.Rejoin(ctx)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the Sentinels do not agree on a primary after %v", within)
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

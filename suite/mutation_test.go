@@ -30,11 +30,13 @@ var mutations = []struct {
 	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
 	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},
 	{"failover/async-replica", "broken-correct", "acked"},
+	{"failover/sentinel", "broken-correct", "acked"},
 	{"fencing/monotonic", "broken-client-fence", "fenced"},
 	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
 	{"extend/partition", "broken-swallow-extend-error", "broken-correct"},
 	{"renewal/keeps-live-holder", "broken-no-renewal", "redisson"},
 	{"renewal/fails-while-valid", "broken-renew-on-error", "watchdog"},
+	{"renewal/stale-after-pause", "broken-blind-renewal", "watchdog"},
 	{"extend/majority-restart", "broken-extend-any-master", "redlock"},
 }
 

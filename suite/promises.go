@@ -24,6 +24,7 @@ var violations = map[string]map[string]string{
 		"crash/mid-acquire": "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
 		// A failover loses an unreplicated grant for every single-master lock.
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 	"get-set": {
 		// Every property has clients contending for the key: each run of
@@ -34,23 +35,29 @@ var violations = map[string]map[string]string{
 		"stale/release-after-pause": "the release is a plain DEL: a stale holder deletes the next holder's key (C2)",
 		"identity/old-lease":        "the release is a plain DEL: releasing an old lease deletes the client's current grant",
 		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
+		"failover/sentinel":         "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 	"get-del-release": {
 		"stale/release-mid-release": "the key changes hands between the GET and the DEL (C3)",
 		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
+		"failover/sentinel":         "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 	"single": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 	"fenced": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 		"fencing/node-restart":   "the token counter lives in Redis's memory: a restart without persistence starts it again from 1",
 	},
 	"redisson": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",
+		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5); option wait-replicas is the remedy",
 	},
 	"redislock": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
+		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 }
 

@@ -36,6 +36,8 @@ func init() {
 		Explanation: "a holder paused inside its release, after checking the key, cannot delete the next holder's key"})
 	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []string{"single"},
 		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
+	register(Property{Name: "failover/sentinel", Scenario: "failover-sentinel", Needs: []string{"single"},
+		Explanation: "a failover by the Sentinels to an asynchronous replica does not hand a held lock to a second client"})
 	register(Property{Name: "fencing/monotonic", Scenario: "fencing-monotonic", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
 	register(Property{Name: "fencing/node-restart", Scenario: "fencing-node-restart", Requires: lockimpl.CapFencing,
@@ -48,6 +50,9 @@ func init() {
 	register(Property{Name: "renewal/fails-while-valid", Scenario: "renewal-fails-while-valid", Requires: lockimpl.CapWatchdog,
 		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
 		Explanation: "a holder whose renewals fail while its lease is still valid stops believing it holds the lock before the lease ends"})
+	register(Property{Name: "renewal/stale-after-pause", Scenario: "renewal-stale-after-pause", Requires: lockimpl.CapWatchdog,
+		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
+		Explanation: "a holder paused past its lease cannot renew it when it resumes, and stops believing it holds the lock"})
 	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 }

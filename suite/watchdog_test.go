@@ -18,15 +18,19 @@ import (
 //   - watchdog: the control. A renewal that fails (timeout, lost
 //     connection) is not reported and the next is tried; a renewal that
 //     finds the key gone stops the watchdog.
-//   - broken-renew-on-error: the slip. A renewal whose request failed is
-//     reported as a success ("probably fine"), so the holder goes on
-//     believing it holds a lease the key no longer has.
+//   - broken-renew-on-error: a renewal whose request failed is reported as
+//     a success ("probably fine"), so the holder goes on believing it holds
+//     a lease the key no longer has.
+//   - broken-blind-renewal: a renewal is a plain PEXPIRE of the key,
+//     whoever holds it, so a stale holder's watchdog renews the next
+//     holder's key and reports it as its own.
 func init() {
 	for _, w := range []struct {
 		name         string
 		renewOnError bool
-	}{{"watchdog", false}, {"broken-renew-on-error", true}} {
-		renewOnError := w.renewOnError
+		slip         slip
+	}{{"watchdog", false, slipNone}, {"broken-renew-on-error", true, slipNone}, {"broken-blind-renewal", false, slipBlindExtend}} {
+		renewOnError, s := w.renewOnError, w.slip
 		lockimpl.Register(lockimpl.Info{Name: w.name, Source: "suite mutation test", Needs: "single",
 			Caps: []string{lockimpl.CapExtend, lockimpl.CapWatchdog}, Options: []string{"watchdog", "lease"},
 			Promises: "single-master lock with a watchdog (test code only)"},
@@ -39,7 +43,7 @@ func init() {
 				if err != nil || lease <= 0 {
 					return nil, fmt.Errorf("option lease: %q is not a positive duration", cfg.Option("lease", ""))
 				}
-				inner := &broken{cfg: cfg, rdb: rdb, held: map[string]*lockimpl.Lease{}}
+				inner := &broken{cfg: cfg, rdb: rdb, slip: s, held: map[string]*lockimpl.Lease{}}
 				return &watched{broken: inner, on: cfg.Option("watchdog", "false") == "true", lease: lease,
 					renewOnError: renewOnError, stops: map[*lockimpl.Lease]chan struct{}{}}, nil
 			})
