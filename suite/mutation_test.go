@@ -33,6 +33,7 @@ var mutations = []struct {
 	{"failover/sentinel", "broken-correct", "acked"},
 	{"fencing/monotonic", "broken-client-fence", "fenced"},
 	{"fencing/node-restart", "broken-memory-fence", "time-fence"},
+	{"fencing/failover", "broken-memory-fence", "time-fence"},
 	{"extend/partition", "broken-swallow-extend-error", "broken-correct"},
 	{"renewal/keeps-live-holder", "broken-no-renewal", "redisson"},
 	{"renewal/fails-while-valid", "broken-renew-on-error", "watchdog"},

@@ -50,6 +50,7 @@ var violations = map[string]map[string]string{
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
 		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 		"fencing/node-restart":   "the token counter lives in Redis's memory: a restart without persistence starts it again from 1",
+		"fencing/failover":       "the token counter is replicated asynchronously: a failover loses its last increments and tokens repeat",
 	},
 	"redisson": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",

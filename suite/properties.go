@@ -40,6 +40,8 @@ func init() {
 		Explanation: "a failover by the Sentinels to an asynchronous replica does not hand a held lock to a second client"})
 	register(Property{Name: "fencing/monotonic", Scenario: "fencing-monotonic", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
+	register(Property{Name: "fencing/failover", Scenario: "fencing-failover", Requires: lockimpl.CapFencing, Needs: []string{"single"},
+		Explanation: "fencing tokens keep increasing across a failover to an asynchronous replica"})
 	register(Property{Name: "fencing/node-restart", Scenario: "fencing-node-restart", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens keep increasing across a restart of every node"})
 	register(Property{Name: "extend/partition", Scenario: "extend-partition", Requires: lockimpl.CapExtend,
