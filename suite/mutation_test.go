@@ -26,6 +26,7 @@ var mutations = []struct {
 	{"clock/client-steps", "broken-wall-clock", "broken-correct"},
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
 	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
+	{"reentrancy/watchdog", "broken-reentry-watchdog", "reentrant-watchdog"},
 	{"liveness/holder-partition", "broken-no-ttl", "broken-correct"},
 	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
 	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},

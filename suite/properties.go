@@ -28,6 +28,9 @@ func init() {
 		Explanation: "a client that releases an old lease after it acquired again does not release its new grant"})
 	register(Property{Name: "reentrancy/counts", Scenario: "reentrancy-counts", Requires: lockimpl.CapReentrant,
 		Explanation: "a reentrant lock counts: after N acquires it is held until the N-th release"})
+	register(Property{Name: "reentrancy/watchdog", Scenario: "reentrancy-watchdog", Requires: lockimpl.CapReentrant + "+" + lockimpl.CapWatchdog,
+		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
+		Explanation: "a reentrant lock's renewals go on until the release that balances the first acquire"})
 	register(Property{Name: "liveness/holder-partition", Scenario: "liveness-holder-partition",
 		Explanation: "a holder cut off from every node keeps the lock unavailable for at most one TTL"})
 	register(Property{Name: "crash/mid-acquire", Scenario: "crash-mid-acquire", Failpoint: "after-setnx",

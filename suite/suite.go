@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strings"
 
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/scenarios"
@@ -29,8 +30,9 @@ type Property struct {
 	// Needs lists the lock kinds (lockimpl.Info.Needs: single, masters,
 	// etcd) the property applies to; empty means every kind.
 	Needs []string
-	// Requires is the capability the property tests (lockimpl.Cap*); "" for
-	// plain mutual exclusion, which every lock claims.
+	// Requires is the capability the property tests (lockimpl.Cap*), or
+	// several joined by "+" that the lock must all claim; "" for plain
+	// mutual exclusion, which every lock claims.
 	Requires string
 	// Scenario is the YAML file in this folder, without ".yaml".
 	Scenario string
@@ -78,8 +80,12 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 	if len(p.Needs) > 0 && !containsStr(p.Needs, info.Needs) {
 		return false, fmt.Sprintf("needs a %v lock, %s is %s", p.Needs, info.Name, info.Needs)
 	}
-	if p.Requires != "" && !info.Has(p.Requires) {
-		return false, fmt.Sprintf("%s does not claim %s", info.Name, p.Requires)
+	if p.Requires != "" {
+		for _, c := range strings.Split(p.Requires, "+") {
+			if !info.Has(c) {
+				return false, fmt.Sprintf("%s does not claim %s", info.Name, c)
+			}
+		}
 	}
 	if p.Failpoint != "" && !containsStr(info.Failpoints, p.Failpoint) {
 		return false, fmt.Sprintf("%s has no step %s (failpoint) to attack", info.Name, p.Failpoint)

@@ -24,15 +24,33 @@ import (
 //   - broken-blind-renewal: a renewal is a plain PEXPIRE of the key,
 //     whoever holds it, so a stale holder's watchdog renews the next
 //     holder's key and reports it as its own.
+//   - reentrant-watchdog: the control, reentrant as Redisson is: a client
+//     that holds the lock acquires it again at once, and only the release
+//     that balances the first acquire releases the key and stops the
+//     watchdog.
+//   - broken-reentry-watchdog: reentrant, but any release stops the
+//     watchdog, so the lease lapses while the outer hold goes on.
 func init() {
 	for _, w := range []struct {
 		name         string
 		renewOnError bool
 		slip         slip
-	}{{"watchdog", false, slipNone}, {"broken-renew-on-error", true, slipNone}, {"broken-blind-renewal", false, slipBlindExtend}} {
-		renewOnError, s := w.renewOnError, w.slip
+		reentrant    bool
+		stopEarly    bool
+	}{
+		{"watchdog", false, slipNone, false, false},
+		{"broken-renew-on-error", true, slipNone, false, false},
+		{"broken-blind-renewal", false, slipBlindExtend, false, false},
+		{"reentrant-watchdog", false, slipNone, true, false},
+		{"broken-reentry-watchdog", false, slipNone, true, true},
+	} {
+		renewOnError, s, reentrant, stopEarly := w.renewOnError, w.slip, w.reentrant, w.stopEarly
+		caps := []string{lockimpl.CapExtend, lockimpl.CapWatchdog}
+		if reentrant {
+			caps = append(caps, lockimpl.CapReentrant)
+		}
 		lockimpl.Register(lockimpl.Info{Name: w.name, Source: "suite mutation test", Needs: "single",
-			Caps: []string{lockimpl.CapExtend, lockimpl.CapWatchdog}, Options: []string{"watchdog", "lease"},
+			Caps: caps, Options: []string{"watchdog", "lease"},
 			Promises: "single-master lock with a watchdog (test code only)"},
 			func(cfg lockimpl.Config) (lockimpl.Lock, error) {
 				rdb, err := lockimpl.NewPrimaryClient(cfg.Endpoints)
@@ -45,7 +63,8 @@ func init() {
 				}
 				inner := &broken{cfg: cfg, rdb: rdb, slip: s, held: map[string]*lockimpl.Lease{}}
 				return &watched{broken: inner, on: cfg.Option("watchdog", "false") == "true", lease: lease,
-					renewOnError: renewOnError, stops: map[*lockimpl.Lease]chan struct{}{}}, nil
+					renewOnError: renewOnError, reentrant: reentrant, stopEarly: stopEarly,
+					stops: map[*lockimpl.Lease]chan struct{}{}, holds: map[string]*hold{}}, nil
 			})
 	}
 }
@@ -55,19 +74,46 @@ type watched struct {
 	on           bool
 	lease        time.Duration
 	renewOnError bool
+	reentrant    bool
+	stopEarly    bool // reentrant: any release stops the watchdog (the slip)
 
 	mu    sync.Mutex
 	stops map[*lockimpl.Lease]chan struct{}
+	holds map[string]*hold // reentrant: this client's hold per resource
+}
+
+// hold is a reentrant hold: the first acquire's lease and the count.
+type hold struct {
+	lease *lockimpl.Lease
+	n     int
 }
 
 func (w *watched) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
-	if !w.on {
-		return w.broken.Acquire(ctx, resource, opts)
+	if w.reentrant {
+		w.mu.Lock()
+		h := w.holds[resource]
+		if h != nil {
+			h.n++
+			again := &lockimpl.Lease{Resource: resource, Token: h.lease.Token, Validity: h.lease.Validity, ValidUntil: h.lease.ValidUntil}
+			w.mu.Unlock()
+			return again, nil
+		}
+		w.mu.Unlock()
 	}
-	opts.TTL = w.lease
+	if w.on {
+		opts.TTL = w.lease
+	}
 	l, err := w.broken.Acquire(ctx, resource, opts)
 	if err != nil {
 		return nil, err
+	}
+	if w.reentrant {
+		w.mu.Lock()
+		w.holds[resource] = &hold{lease: l, n: 1}
+		w.mu.Unlock()
+	}
+	if !w.on {
+		return l, nil
 	}
 	stop := make(chan struct{})
 	w.mu.Lock()
@@ -108,12 +154,29 @@ func (w *watched) watch(l *lockimpl.Lease, stop chan struct{}) {
 
 func (w *watched) Release(ctx context.Context, l *lockimpl.Lease) error {
 	w.mu.Lock()
+	if h := w.holds[l.Resource]; w.reentrant && h != nil && h.lease.Token == l.Token {
+		h.n--
+		if h.n > 0 {
+			if w.stopEarly {
+				w.stopLocked(h.lease) // the slip: the outer hold goes on unrenewed
+			}
+			w.mu.Unlock()
+			return nil
+		}
+		delete(w.holds, l.Resource)
+		l = h.lease
+	}
+	w.stopLocked(l)
+	w.mu.Unlock()
+	return w.broken.Release(ctx, l)
+}
+
+// stopLocked stops a lease's watchdog; the caller holds w.mu.
+func (w *watched) stopLocked(l *lockimpl.Lease) {
 	if stop := w.stops[l]; stop != nil {
 		close(stop)
 		delete(w.stops, l)
 	}
-	w.mu.Unlock()
-	return w.broken.Release(ctx, l)
 }
 
 func (w *watched) Close() error {
