@@ -35,6 +35,7 @@ const (
 	slipTimeFence               // no slip: fencing tokens are the grant's wall-clock time in ns (they survive restarts)
 	slipSwallowExtendError      // an extend whose request failed (timeout, lost connection) reports success
 	slipWallClock               // measures validity on the wall clock (Config.Now), not the monotonic one
+	slipLocalReentry            // reentrant: grants a re-entry from its own count, without asking the server
 )
 
 // brokenLocks: name, slip, capabilities claimed.

@@ -27,6 +27,7 @@ var mutations = []struct {
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
 	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
 	{"reentrancy/watchdog", "broken-reentry-watchdog", "reentrant-watchdog"},
+	{"reentrancy/expiry", "broken-local-reentry", "reentrant-watchdog"},
 	{"liveness/holder-partition", "broken-no-ttl", "broken-correct"},
 	{"crash/mid-acquire", "broken-no-ttl", "broken-correct"},
 	{"stale/release-mid-release", "broken-get-then-del", "broken-correct"},

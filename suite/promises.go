@@ -55,6 +55,9 @@ var violations = map[string]map[string]string{
 	"redisson": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",
 		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5); option wait-replicas is the remedy",
+		// Redisson's lock script grants when the key is missing or has the
+		// client's field: after an expiry a re-entry is a fresh grant.
+		"reentrancy/expiry": "a re-entry after the outer hold expired is a fresh grant (the lock script creates the hash anew); the inner release deletes it and the outer critical section runs unprotected",
 	},
 	"redislock": {
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",

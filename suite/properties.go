@@ -28,6 +28,8 @@ func init() {
 		Explanation: "a client that releases an old lease after it acquired again does not release its new grant"})
 	register(Property{Name: "reentrancy/counts", Scenario: "reentrancy-counts", Requires: lockimpl.CapReentrant,
 		Explanation: "a reentrant lock counts: after N acquires it is held until the N-th release"})
+	register(Property{Name: "reentrancy/expiry", Scenario: "reentrancy-expiry", Requires: lockimpl.CapReentrant,
+		Explanation: "a re-entry after the hold it re-enters expired is refused: the key is no longer the client's"})
 	register(Property{Name: "reentrancy/watchdog", Scenario: "reentrancy-watchdog", Requires: lockimpl.CapReentrant + "+" + lockimpl.CapWatchdog,
 		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
 		Explanation: "a reentrant lock's renewals go on until the release that balances the first acquire"})

@@ -25,11 +25,15 @@ import (
 //     whoever holds it, so a stale holder's watchdog renews the next
 //     holder's key and reports it as its own.
 //   - reentrant-watchdog: the control, reentrant as Redisson is: a client
-//     that holds the lock acquires it again at once, and only the release
-//     that balances the first acquire releases the key and stops the
-//     watchdog.
+//     that holds the lock acquires it again if the key is still its own
+//     (compare-and-pexpire, the lease renewed, as Redisson's re-entry
+//     script does), and only the release that balances the first acquire
+//     releases the key and stops the watchdog.
 //   - broken-reentry-watchdog: reentrant, but any release stops the
 //     watchdog, so the lease lapses while the outer hold goes on.
+//   - broken-local-reentry: reentrant, but a re-entry is granted from the
+//     client's own count, without asking the server whether the key is
+//     still its own.
 func init() {
 	for _, w := range []struct {
 		name         string
@@ -43,6 +47,7 @@ func init() {
 		{"broken-blind-renewal", false, slipBlindExtend, false, false},
 		{"reentrant-watchdog", false, slipNone, true, false},
 		{"broken-reentry-watchdog", false, slipNone, true, true},
+		{"broken-local-reentry", false, slipLocalReentry, true, false},
 	} {
 		renewOnError, s, reentrant, stopEarly := w.renewOnError, w.slip, w.reentrant, w.stopEarly
 		caps := []string{lockimpl.CapExtend, lockimpl.CapWatchdog}
@@ -92,13 +97,10 @@ func (w *watched) Acquire(ctx context.Context, resource string, opts lockimpl.Ac
 	if w.reentrant {
 		w.mu.Lock()
 		h := w.holds[resource]
-		if h != nil {
-			h.n++
-			again := &lockimpl.Lease{Resource: resource, Token: h.lease.Token, Validity: h.lease.Validity, ValidUntil: h.lease.ValidUntil}
-			w.mu.Unlock()
-			return again, nil
-		}
 		w.mu.Unlock()
+		if h != nil {
+			return w.reenter(ctx, h, opts)
+		}
 	}
 	if w.on {
 		opts.TTL = w.lease
@@ -150,6 +152,35 @@ func (w *watched) watch(l *lockimpl.Lease, stop chan struct{}) {
 			w.cfg.OnRenew(l)
 		}
 	}
+}
+
+// reenter grants a re-entry if the key is still this client's, renewing its
+// TTL (with the slip: from the client's count alone).
+func (w *watched) reenter(ctx context.Context, h *hold, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
+	ttl := opts.TTL
+	if w.on {
+		ttl = w.lease
+	}
+	start := time.Now()
+	if w.slip != slipLocalReentry {
+		n, err := extend.Run(ctx, w.rdb, []string{lockimpl.KeyFor(h.lease.Resource)}, h.lease.Token, ttl.Milliseconds()).Int()
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			// Expired or taken: the client's holds are gone.
+			w.mu.Lock()
+			if w.holds[h.lease.Resource] == h {
+				delete(w.holds, h.lease.Resource)
+			}
+			w.mu.Unlock()
+			return nil, lockimpl.ErrNotAcquired
+		}
+	}
+	w.mu.Lock()
+	h.n++
+	w.mu.Unlock()
+	return &lockimpl.Lease{Resource: h.lease.Resource, Token: h.lease.Token, Validity: ttl, ValidUntil: start.Add(ttl)}, nil
 }
 
 func (w *watched) Release(ctx context.Context, l *lockimpl.Lease) error {

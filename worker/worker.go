@@ -256,8 +256,9 @@ func (w *Worker) control(c Command) error {
 }
 
 // WorkerFailpoints are the failpoints the worker itself hits, whatever the
-// lock: in the critical section and just before a release.
-var WorkerFailpoints = []string{"cs-after-read", "cs-before-write", "before-release"}
+// lock: in the critical section, and just before an acquire (a re-entry
+// too) and a release.
+var WorkerFailpoints = []string{"cs-after-read", "cs-before-write", "before-acquire", "before-release"}
 
 func (w *Worker) failpointNames() []string {
 	var out []string
@@ -447,6 +448,7 @@ func (w *Worker) do(c Command) Message {
 		if c.Key == "" || c.TTLMs <= 0 {
 			return fail(m, "acquire needs key and ttl_ms > 0")
 		}
+		w.hit("before-acquire")
 		l, err := lk.Acquire(ctx, c.Key, lockimpl.AcquireOptions{
 			TTL:  time.Duration(c.TTLMs) * time.Millisecond,
 			Wait: time.Duration(c.WaitMs) * time.Millisecond,

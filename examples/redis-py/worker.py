@@ -42,7 +42,7 @@ import redis.sentinel
 LOCK = "redis-py"
 NEEDS = "single"
 CAPS = ["extend"]
-FAILPOINTS = ["before-release", "cs-after-read", "cs-before-write"]
+FAILPOINTS = ["before-acquire", "before-release", "cs-after-read", "cs-before-write"]
 OPTIONS = []  # the worker understands no lock options
 
 MAX_LINE = 1 << 20
@@ -408,6 +408,7 @@ class Worker:
         return m
 
     def acquire(self, c):
+        self.hit("before-acquire")
         with self.mu:
             client = self.redis
         lk = redis.lock.Lock(client, c["key"], timeout=c["ttl_ms"] / 1000, blocking_timeout=c.get("wait_ms", 0) / 1000)
