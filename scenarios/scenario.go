@@ -171,7 +171,7 @@ type Step struct {
 
 	Heal    string   `yaml:"heal"` // a fault name, or "all"
 	Sleep   Duration `yaml:"sleep"`
-	Await   string   `yaml:"await"`  // grant, read
+	Await   string   `yaml:"await"`  // grant, read, write, renew, in-sync
 	Within  Duration `yaml:"within"` // await timeout (default 30s)
 	By      string   `yaml:"by"`     // await: only an event of this client counts
 	Quiesce bool     `yaml:"quiesce"`

@@ -63,7 +63,7 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 		{"two actions", "- {sleep: 1s}", "- {sleep: 1s, await: grant}", []string{"bad.yaml:14:", "nemesis.steps.1", "exactly one of"}},
 		{"bare word", "- resume", "- resumed", []string{"bad.yaml:15:", "nemesis.steps.2", "quiesce and resume"}},
 		{"no clients", "clients: 2", "clients: 0", []string{"bad.yaml:8:", "workload.clients", "1 to 64"}},
-		{"bad await", "- {sleep: 1s}", "- {await: release}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "allowed: grant, read, write, in-sync"}},
+		{"bad await", "- {sleep: 1s}", "- {await: release}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "allowed: grant, read, write, renew, in-sync"}},
 		{"in-sync without replicas", "- {sleep: 1s}", "- {await: in-sync}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "replicated topology"}},
 		{"bad quiesce", "clients: 2", "clients: 2\n  quiesce: abrupt", []string{"bad.yaml:", "workload.quiesce", "allowed: wait, cut"}},
 	}

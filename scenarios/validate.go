@@ -301,7 +301,7 @@ func (s *Scenario) validateStep(i int) error {
 	}
 	if st.Await != "" {
 		switch st.Await {
-		case "grant", "read", "write":
+		case "grant", "read", "write", "renew":
 		case "in-sync":
 			if s.Topology.Kind != "replicated" {
 				return s.ErrAt(path+".await", "in-sync needs a replicated topology, not %s", s.Topology.Kind)
@@ -310,7 +310,7 @@ func (s *Scenario) validateStep(i int) error {
 				return s.ErrAt(path+".by", "in-sync waits for the replicas, not for a client")
 			}
 		default:
-			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write, in-sync)", st.Await)
+			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write, renew, in-sync)", st.Await)
 		}
 		if st.Within == 0 {
 			st.Within = Duration(30 * time.Second)

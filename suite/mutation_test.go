@@ -40,6 +40,7 @@ var mutations = []struct {
 	{"renewal/keeps-live-holder", "broken-no-renewal", "redisson"},
 	{"renewal/fails-while-valid", "broken-renew-on-error", "watchdog"},
 	{"renewal/stale-after-pause", "broken-blind-renewal", "watchdog"},
+	{"renewal/validity-from-start", "broken-renew-from-end", "watchdog"},
 	{"extend/majority-restart", "broken-extend-any-master", "redlock"},
 }
 

@@ -60,6 +60,9 @@ func init() {
 	register(Property{Name: "renewal/stale-after-pause", Scenario: "renewal-stale-after-pause", Requires: lockimpl.CapWatchdog,
 		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
 		Explanation: "a holder paused past its lease cannot renew it when it resumes, and stops believing it holds the lock"})
+	register(Property{Name: "renewal/validity-from-start", Scenario: "renewal-validity-from-start", Requires: lockimpl.CapWatchdog,
+		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
+		Explanation: "the validity a renewal reports is measured from the renewal's start: a renewal answered late claims no time the key does not have"})
 	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 }

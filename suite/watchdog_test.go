@@ -24,6 +24,9 @@ import (
 //   - broken-blind-renewal: a renewal is a plain PEXPIRE of the key,
 //     whoever holds it, so a stale holder's watchdog renews the next
 //     holder's key and reports it as its own.
+//   - broken-renew-from-end: a renewal's validity is measured from its
+//     reply, not from its start, so a renewal answered late claims time
+//     the key does not have.
 //   - reentrant-watchdog: the control, reentrant as Redisson is: a client
 //     that holds the lock acquires it again if the key is still its own
 //     (compare-and-pexpire, the lease renewed, as Redisson's re-entry
@@ -45,6 +48,7 @@ func init() {
 		{"watchdog", false, slipNone, false, false},
 		{"broken-renew-on-error", true, slipNone, false, false},
 		{"broken-blind-renewal", false, slipBlindExtend, false, false},
+		{"broken-renew-from-end", false, slipExtendFromEnd, false, false},
 		{"reentrant-watchdog", false, slipNone, true, false},
 		{"broken-reentry-watchdog", false, slipNone, true, true},
 		{"broken-local-reentry", false, slipLocalReentry, true, false},
