@@ -21,6 +21,7 @@ const (
 // (TestPromises) runs each lock through the suite and compares.
 var violations = map[string]map[string]string{
 	"setnx-expire": {
+		"clock/node-jump":   "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
 		"crash/mid-acquire": "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
 		// A failover loses an unreplicated grant for every single-master lock.
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
@@ -32,17 +33,20 @@ var violations = map[string]map[string]string{
 		"*": "GET then SET is check-then-act: two clients that both see an empty key both hold the lock",
 	},
 	"del-release": {
+		"clock/node-jump":           "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
 		"stale/release-after-pause": "the release is a plain DEL: a stale holder deletes the next holder's key (C2)",
 		"identity/old-lease":        "the release is a plain DEL: releasing an old lease deletes the client's current grant",
 		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
 		"failover/sentinel":         "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 	"get-del-release": {
+		"clock/node-jump":           "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
 		"stale/release-mid-release": "the key changes hands between the GET and the DEL (C3)",
 		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
 		"failover/sentinel":         "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
 	"single": {
+		"clock/node-jump":        "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
 		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},
@@ -53,6 +57,7 @@ var violations = map[string]map[string]string{
 		"fencing/failover":       "the token counter is replicated asynchronously: a failover loses its last increments and tokens repeat",
 	},
 	"redisson": {
+		"clock/node-jump":        "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",
 		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5); option wait-replicas is the remedy",
 		// Redisson's lock script grants when the key is missing or has the
@@ -60,6 +65,7 @@ var violations = map[string]map[string]string{
 		"reentrancy/expiry": "a re-entry after the outer hold expired is a fresh grant (the lock script creates the hash anew); the inner release deletes it and the outer critical section runs unprotected",
 	},
 	"redislock": {
+		"clock/node-jump":        "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
 		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
 		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
 	},

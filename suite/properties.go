@@ -20,6 +20,8 @@ func init() {
 	// etcd locks (C17, redlock-slow-nodes, covers slow masters).
 	register(Property{Name: "validity/slow-acquire", Scenario: "validity-slow-acquire", Needs: []string{"single", "etcd"},
 		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
+	register(Property{Name: "clock/node-jump", Scenario: "clock-node-jump", Needs: []string{"single"},
+		Explanation: "a forward jump of the server's clock, which expires the holder's key early, does not let a second holder lose the first one's update"})
 	register(Property{Name: "clock/client-steps", Scenario: "clock-client-steps",
 		Explanation: "a holder whose wall clock steps back during its acquires claims no validity the key does not have: validity is measured on the monotonic clock"})
 	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []string{"single", "etcd"},
