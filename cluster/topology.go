@@ -510,6 +510,19 @@ func (c *Cluster) WaitSentinelsReady(ctx context.Context, timeout time.Duration)
 	return nil
 }
 
+// SentinelsCalm reports whether every Sentinel sees the master it follows up
+// and is not failing it over (its flags are just "master"): a primary the
+// Sentinels agree on while they are calm will not change under the caller.
+func (c *Cluster) SentinelsCalm(ctx context.Context) bool {
+	for _, s := range c.WithRole(RoleSentinel) {
+		v, err := c.Do(ctx, s, "SENTINEL", "MASTER", SentinelMaster)
+		if err != nil || flatten(v)["flags"] != "master" {
+			return false
+		}
+	}
+	return true
+}
+
 // SentinelPrimary asks the Sentinels which node is the primary, by the peer
 // address they report. It returns nil when they do not agree or do not know.
 func (c *Cluster) SentinelPrimary(ctx context.Context) *Member {

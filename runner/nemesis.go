@@ -227,7 +227,7 @@ func (r *run) settle(ctx context.Context) error {
 		}
 	}
 	if c.Topology.Kind == cluster.Replicated {
-		if err := r.followSentinels(ctx, 10*time.Second); err != nil {
+		if err := r.followSentinels(ctx, 20*time.Second); err != nil {
 			return err
 		}
 		return c.WaitReplicasSynced(ctx, 30*time.Second)
@@ -238,7 +238,9 @@ func (r *run) settle(ctx context.Context) error {
 // followSentinels makes the harness's primary the one the Sentinels agree
 // on: they may have promoted a replica on their own while a cycle was cut
 // short (an await that timed out skips the failover step that would have
-// followed them). Clients are re-pointed and the replicas rejoined.
+// followed them). It waits until they are calm (no master down, no
+// failover under way) and agree, then re-points the clients and rejoins the
+// replicas if the primary moved.
 func (r *run) followSentinels(ctx context.Context, within time.Duration) error {
 	c := r.clus
 	if len(c.WithRole(cluster.RoleSentinel)) == 0 {
@@ -246,7 +248,7 @@ func (r *run) followSentinels(ctx context.Context, within time.Duration) error {
 	}
 	deadline := time.Now().Add(within)
 	for {
-		if m := c.SentinelPrimary(ctx); m != nil {
+		if m := c.SentinelPrimary(ctx); m != nil && c.SentinelsCalm(ctx) {
 			if m == c.Primary() {
 				return nil
 			}
@@ -258,7 +260,7 @@ func (r *run) followSentinels(ctx context.Context, within time.Duration) error {
 			return c.Rejoin(ctx)
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("the Sentinels do not agree on a primary after %v", within)
+			return fmt.Errorf("the Sentinels are not calm and agreed on a primary after %v", within)
 		}
 		if err := sleep(ctx, 50*time.Millisecond); err != nil {
 			return err

@@ -53,6 +53,8 @@ var mutations = []struct {
 // Each side runs 2 cycles of the property (1 with -short): every broken
 // lock is caught in each cycle, so 2 keep the test deterministic at a
 // fraction of the properties' own 3 cycles (TestPromises uses those).
+// Properties run in parallel, as many at a time as go test's -parallel
+// (GOMAXPROCS: 2 on the test machine, the suite's own default).
 func TestMutations(t *testing.T) {
 	cycles := 2
 	if testing.Short() {
@@ -60,6 +62,7 @@ func TestMutations(t *testing.T) {
 	}
 	for _, m := range mutations {
 		t.Run(m.property, func(t *testing.T) {
+			t.Parallel()
 			t.Run("broken", func(t *testing.T) {
 				o := runProperty(t, m.property, m.broken, cycles)
 				if held(o) {
