@@ -15,9 +15,11 @@ What it maps:
            connection or timeout error -> info.
   extend   Lock.extend(ttl, replace_ttl=True): same mapping.
   cs       read the harness's resource, hold, write value + 1.
-  clock    answered not-supported: redis-py's Lock keeps no client-side
-           validity clock (it never computes how long a grant is good for),
-           so there is no clock to move.
+  clock    accepted, and it moves nothing: redis-py's Lock reads only
+           time.monotonic() (it never computes how long a grant is good
+           for, and valid_until below is monotonic), so a step of the wall
+           clock reaches no decision of the lock, as a real NTP step would
+           not (property clock/client-steps: held).
 
 valid_until is the start of the acquire (or extend) call plus the TTL, on
 time.monotonic_ns(), which on Linux reads CLOCK_MONOTONIC like the harness.
@@ -225,6 +227,7 @@ class Worker:
         self.res_file = None
         self.leases = {}  # lease id -> (redis.lock.Lock, key); kept after release
         self.valid = {}  # lease id -> end of its validity (CLOCK_MONOTONIC ns)
+        self.clock_offset_ms = 0  # the wall-clock step (clock); no decision reads it
         self.res_keyed = True  # send the key on resource requests (see resource_call)
         self.failpoints = {}  # name -> [action, count, ms, hits]
         self.ops = queue.Queue()
@@ -271,7 +274,9 @@ class Worker:
         elif cmd == "cut":
             self.cut.set()
         elif cmd == "clock":
-            raise not_supported("clock: redis-py's Lock keeps no client-side validity clock, so there is no clock to move")
+            # The client's wall clock is stepped; nothing here reads it.
+            with self.mu:
+                self.clock_offset_ms = c.get("offset_ms", 0)
         elif cmd == "endpoints":
             if self.resource is None:
                 raise malformed("endpoints: init carried no resource address, so the lock cannot run critical sections")
