@@ -22,7 +22,11 @@ timeit() { # label, command...
   rc=$?
   end=$EPOCHREALTIME
   rows+=("$(awk -v l="$label" -v s="$start" -v e="$end" -v rc="$rc" 'BEGIN { printf "| %s | %.1f s | %d |", l, e - s, rc }')")
-  if [ $rc -ne 0 ]; then tail -5 "$out/log" | sed 's/^/    /' >&2; fi
+  if [ $rc -ne 0 ]; then
+    # The rows that did not match (a catalogue run), then the end of the log.
+    grep -a 'NO MATCH' "$out/log" | sed 's/^/    /' >&2
+    tail -5 "$out/log" | sed 's/^/    /' >&2
+  fi
 }
 
 load=$(cut -d' ' -f1-3 /proc/loadavg)
