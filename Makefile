@@ -62,7 +62,8 @@ test: build image
 	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
 
 # Three rows at a time: most of a row is its schedule's waits, so the 2 cores
-# carry three (every verdict measured the same as two at a time).
+# carry three (measured: under 5 min on both backends; 174 of 175 rows
+# matched over five runs, the one miss not identified).
 claims: build image
 	./$(BIN) claims -backend $(backend) -parallel 3 $(ARGS)
 
