@@ -1,6 +1,18 @@
 package suite
 
-import "github.com/lockfault/lockfault/lockimpl"
+import (
+	"strings"
+
+	"github.com/lockfault/lockfault/lockimpl"
+)
+
+// renewal is a property of a lock's own renewals: it needs a watchdog and
+// turns it on with a 1 s lease (a lock without these options runs without
+// them); its scenario is the name with "-" for "/".
+func renewal(name, explanation string) Property {
+	return Property{Name: name, Scenario: strings.ReplaceAll(name, "/", "-"), Requires: lockimpl.CapWatchdog,
+		Options: map[string]string{"watchdog": "true", "lease": "1s"}, Explanation: explanation}
+}
 
 // The suite: one line per property.
 func init() {
@@ -32,9 +44,9 @@ func init() {
 		Explanation: "a reentrant lock counts: after N acquires it is held until the N-th release"})
 	register(Property{Name: "reentrancy/expiry", Scenario: "reentrancy-expiry", Requires: lockimpl.CapReentrant,
 		Explanation: "a re-entry after the hold it re-enters expired is refused: the key is no longer the client's"})
-	register(Property{Name: "reentrancy/watchdog", Scenario: "reentrancy-watchdog", Requires: lockimpl.CapReentrant + "+" + lockimpl.CapWatchdog,
-		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
-		Explanation: "a reentrant lock's renewals go on until the release that balances the first acquire"})
+	reentrantRenewal := renewal("reentrancy/watchdog", "a reentrant lock's renewals go on until the release that balances the first acquire")
+	reentrantRenewal.Requires = lockimpl.CapReentrant + "+" + lockimpl.CapWatchdog
+	register(reentrantRenewal)
 	register(Property{Name: "liveness/holder-partition", Scenario: "liveness-holder-partition",
 		Explanation: "a holder cut off from every node keeps the lock unavailable for at most one TTL"})
 	register(Property{Name: "crash/mid-acquire", Scenario: "crash-mid-acquire", Failpoint: "after-setnx",
@@ -53,18 +65,14 @@ func init() {
 		Explanation: "fencing tokens keep increasing across a restart of every node"})
 	register(Property{Name: "extend/partition", Scenario: "extend-partition", Requires: lockimpl.CapExtend,
 		Explanation: "an extend that cannot reach the servers does not succeed"})
-	register(Property{Name: "renewal/keeps-live-holder", Scenario: "renewal-keeps-live-holder", Requires: lockimpl.CapWatchdog,
-		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
-		Explanation: "the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"})
-	register(Property{Name: "renewal/fails-while-valid", Scenario: "renewal-fails-while-valid", Requires: lockimpl.CapWatchdog,
-		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
-		Explanation: "a holder whose renewals fail while its lease is still valid stops believing it holds the lock before the lease ends"})
-	register(Property{Name: "renewal/stale-after-pause", Scenario: "renewal-stale-after-pause", Requires: lockimpl.CapWatchdog,
-		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
-		Explanation: "a holder paused past its lease cannot renew it when it resumes, and stops believing it holds the lock"})
-	register(Property{Name: "renewal/validity-from-start", Scenario: "renewal-validity-from-start", Requires: lockimpl.CapWatchdog,
-		Options:     map[string]string{"watchdog": "true", "lease": "1s"},
-		Explanation: "the validity a renewal reports is measured from the renewal's start: a renewal answered late claims no time the key does not have"})
+	register(renewal("renewal/keeps-live-holder",
+		"the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"))
+	register(renewal("renewal/fails-while-valid",
+		"a holder whose renewals fail while its lease is still valid stops believing it holds the lock before the lease ends"))
+	register(renewal("renewal/stale-after-pause",
+		"a holder paused past its lease cannot renew it when it resumes, and stops believing it holds the lock"))
+	register(renewal("renewal/validity-from-start",
+		"the validity a renewal reports is measured from the renewal's start: a renewal answered late claims no time the key does not have"))
 	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 }
