@@ -83,7 +83,11 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 	if p.Requires != "" {
 		for _, c := range strings.Split(p.Requires, "+") {
 			if !info.Has(c) {
-				return false, fmt.Sprintf("%s does not claim %s", info.Name, c)
+				why := fmt.Sprintf("%s does not claim %s", info.Name, c)
+				if c != p.Requires {
+					why += fmt.Sprintf(" (the property needs %s)", p.Requires)
+				}
+				return false, why
 			}
 		}
 	}
