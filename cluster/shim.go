@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
 // ClockShimPath finds the clock-offset LD_PRELOAD shim built by `make shim`
@@ -23,18 +24,22 @@ func ClockShimPath() (string, error) {
 	return "", fmt.Errorf("clock shim not built (run `make shim`); looked in %v", tried)
 }
 
-// shimDirs are the module root candidates: the working directory and its parents.
+// shimDirs are the module root candidates: the working directory and its
+// parents up to the first go.mod, then lockfault's own source tree (where
+// `make shim` builds it), for a test of another module that uses lockfault
+// from a checkout (examples/golock).
 func shimDirs() []string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil
-	}
 	var out []string
-	for d := wd; ; d = filepath.Dir(d) {
-		out = append(out, d)
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil || filepath.Dir(d) == d {
-			break
+	if wd, err := os.Getwd(); err == nil {
+		for d := wd; ; d = filepath.Dir(d) {
+			out = append(out, d)
+			if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil || filepath.Dir(d) == d {
+				break
+			}
 		}
+	}
+	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
+		out = append(out, filepath.Dir(filepath.Dir(file))) // .../cluster/shim.go -> the module root
 	}
 	return out
 }
