@@ -304,26 +304,21 @@ func runIn(tmp string, args ...string) (int, string, string) {
 	return run(args...)
 }
 
-// Nothing in the build stops processes by user or name (issue 10: `make
-// build` ran `pkill -u redis` and `pkill -u etcd`, stopping a developer's
-// own servers): lockfault stops only what it started, by recorded pid,
-// label or run directory.
+// Nothing in the build stops processes by user or by process name (issue
+// 10: `make build` once stopped every process of the redis and etcd users,
+// a developer's own servers included): lockfault stops only what it
+// started, by recorded pid, label or run directory. The tools that select
+// processes by name are spelled in pieces so that this guard does not match
+// itself.
 func TestNoKillByName(t *testing.T) {
-	out, err := exec.Command("git", "grep", "-n", "-E", `\b(pkill|killall)\b`, "--", ":/", ":!*_test.go").CombinedOutput()
+	byName := []string{"p" + "kill", "kill" + "all"}
+	pattern := `\b(` + strings.Join(byName, "|") + `)\b`
+	out, err := exec.Command("git", "grep", "-n", "-E", pattern, "--", ":/").CombinedOutput()
 	if err == nil {
-		t.Fatalf("kill by name or user in the repository:\n%s", out)
+		t.Fatalf("a process stopped by name or user in the repository:\n%s", out)
 	}
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 		t.Skipf("git grep unavailable: %v %s", err, out)
-	}
-	mk, err := os.ReadFile("../../Makefile")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range []string{"pkill", "killall"} {
-		if strings.Contains(string(mk), bad) {
-			t.Errorf("Makefile runs %s", bad)
-		}
 	}
 }
 
