@@ -75,9 +75,9 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 
 type clockClient struct{}
 
-// maxClientOffset bounds the offset repeated steps reach (the worker
-// protocol's bound, one year): stepping stops there.
-const maxClientOffset = 366 * 24 * time.Hour
+// maxClientOffset bounds the offset repeated steps reach: the worker
+// protocol's bound on offset_ms. Stepping stops there.
+const maxClientOffset = worker.MaxOffsetMs * time.Millisecond
 
 func (clockClient) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
 	cls, err := env.Clients(target)

@@ -1,9 +1,8 @@
 package lockimpl
 
 import (
-	"time"
-
 	"context"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -153,7 +153,7 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 	fence := owner.GetCompare().GetCreateRevision()
 
 	validUntil := start.Add(time.Duration(g.TTL) * time.Second)
-	if validUntil.Sub(time.Now()) < time.Duration(g.TTL)*time.Second/2 {
+	if time.Until(validUntil) < time.Duration(g.TTL)*time.Second/2 {
 		// A long wait: renew once to know a later point of the lease.
 		t := time.Now()
 		kctx, cancel := context.WithTimeout(ctx, l.opTimeout)
@@ -163,7 +163,7 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 			validUntil = t.Add(time.Duration(ka.TTL) * time.Second)
 		}
 	}
-	validity := validUntil.Sub(time.Now())
+	validity := time.Until(validUntil)
 	if validity <= 0 {
 		return nil, l.abandon(ctx, s, g.ID, fmt.Errorf("acquired after the lease's known validity ran out"))
 	}

@@ -1,10 +1,9 @@
 package lockimpl
 
 import (
-	"time"
-
 	"context"
 	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )

@@ -94,7 +94,7 @@ func (l *redislockLock) Acquire(ctx context.Context, resource string, opts Acqui
 	default:
 		lease.ValidUntil = before.Add(ttl)
 	}
-	lease.Validity = redislockValidity(lease.ValidUntil.Sub(time.Now()))
+	lease.Validity = redislockValidity(time.Until(lease.ValidUntil))
 	return lease, nil
 }
 
@@ -152,7 +152,7 @@ func (l *redislockLock) Extend(ctx context.Context, lease *Lease, ttl time.Durat
 		return err
 	}
 	lease.ValidUntil = start.Add(ttl)
-	lease.Validity = redislockValidity(lease.ValidUntil.Sub(time.Now()))
+	lease.Validity = redislockValidity(time.Until(lease.ValidUntil))
 	return nil
 }
 

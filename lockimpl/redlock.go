@@ -295,7 +295,7 @@ func (r *redlock) attempt(ctx context.Context, resource, key string, ttl time.Du
 		return c.SetNX(ctx, key, token, ttl).Result()
 	})
 	r.cfg.Hit("after-setnx")
-	elapsed := time.Now().Sub(start)
+	elapsed := time.Since(start)
 	d := redlockDrift(ttl)
 	validity := ttl - elapsed - d
 	n := 0
@@ -410,7 +410,7 @@ func (r *redlock) Extend(ctx context.Context, l *Lease, ttl time.Duration) error
 		n, err := extendScript.Run(ctx, c, []string{key}, l.Token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
-	elapsed := time.Now().Sub(start)
+	elapsed := time.Since(start)
 	d := redlockDrift(ttl)
 	validity := ttl - elapsed - d
 	extended, maybe := 0, 0

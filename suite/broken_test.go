@@ -320,7 +320,7 @@ func (q *quorumLock) Acquire(ctx context.Context, resource string, opts lockimpl
 			return c.SetNX(ctx, key, token, opts.TTL).Result()
 		})
 		drift := opts.TTL/100 + 2*time.Millisecond
-		validity := opts.TTL - time.Now().Sub(start) - drift
+		validity := opts.TTL - time.Since(start) - drift
 		if n >= q.quorum() && validity > 0 {
 			return &lockimpl.Lease{Resource: resource, Token: token, Validity: validity, ValidUntil: start.Add(opts.TTL - drift)}, nil
 		}
@@ -353,10 +353,11 @@ func (q *quorumLock) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Dur
 		need = 1
 	}
 	drift := ttl/100 + 2*time.Millisecond
-	if n < need || ttl-time.Now().Sub(start)-drift <= 0 {
+	validity := ttl - time.Since(start) - drift
+	if n < need || validity <= 0 {
 		return lockimpl.ErrNotHeld
 	}
-	l.Validity, l.ValidUntil = ttl-time.Now().Sub(start)-drift, start.Add(ttl-drift)
+	l.Validity, l.ValidUntil = validity, start.Add(ttl-drift)
 	return nil
 }
 

@@ -15,17 +15,24 @@ const (
 	NotClaimed = "not-claimed" // the property does not apply (kind, capability, failpoint)
 )
 
+// Reasons shared by several locks in the table.
+const (
+	nodeClock        = "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)"
+	asyncFailover    = "asynchronous replication loses the grant on failover (C5)"
+	sentinelFailover = "asynchronous replication loses the grant on a Sentinel failover (C5)"
+)
+
 // violations lists, for each built-in lock, the properties it is known to
 // break and why ("*": every property that applies). Every other property that applies to the lock is expected
 // to hold; one that does not apply is not claimed. The suite's promise test
 // (TestPromises) runs each lock through the suite and compares.
 var violations = map[string]map[string]string{
 	"setnx-expire": {
-		"clock/node-jump":   "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
+		"clock/node-jump":   nodeClock,
 		"crash/mid-acquire": "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
 		// A failover loses an unreplicated grant for every single-master lock.
-		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
-		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
+		"failover/async-replica": asyncFailover,
+		"failover/sentinel":      sentinelFailover,
 	},
 	"get-set": {
 		// Every property has clients contending for the key: each run of
@@ -33,41 +40,41 @@ var violations = map[string]map[string]string{
 		"*": "GET then SET is check-then-act: two clients that both see an empty key both hold the lock",
 	},
 	"del-release": {
-		"clock/node-jump":           "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
+		"clock/node-jump":           nodeClock,
 		"stale/release-after-pause": "the release is a plain DEL: a stale holder deletes the next holder's key (C2)",
 		"identity/old-lease":        "the release is a plain DEL: releasing an old lease deletes the client's current grant",
-		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
-		"failover/sentinel":         "asynchronous replication loses the grant on a Sentinel failover (C5)",
+		"failover/async-replica":    asyncFailover,
+		"failover/sentinel":         sentinelFailover,
 	},
 	"get-del-release": {
-		"clock/node-jump":           "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
+		"clock/node-jump":           nodeClock,
 		"stale/release-mid-release": "the key changes hands between the GET and the DEL (C3)",
-		"failover/async-replica":    "asynchronous replication loses the grant on failover (C5)",
-		"failover/sentinel":         "asynchronous replication loses the grant on a Sentinel failover (C5)",
+		"failover/async-replica":    asyncFailover,
+		"failover/sentinel":         sentinelFailover,
 	},
 	"single": {
-		"clock/node-jump":        "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
-		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
-		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
+		"clock/node-jump":        nodeClock,
+		"failover/async-replica": asyncFailover,
+		"failover/sentinel":      sentinelFailover,
 	},
 	"fenced": {
-		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
-		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
+		"failover/async-replica": asyncFailover,
+		"failover/sentinel":      sentinelFailover,
 		"fencing/node-restart":   "the token counter lives in Redis's memory: a restart without persistence starts it again from 1",
 		"fencing/failover":       "the token counter is replicated asynchronously: a failover loses its last increments and tokens repeat",
 	},
 	"redisson": {
-		"clock/node-jump":        "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
-		"failover/async-replica": "asynchronous replication loses the grant on failover (C5); option wait-replicas is the remedy",
-		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5); option wait-replicas is the remedy",
+		"clock/node-jump":        nodeClock,
+		"failover/async-replica": asyncFailover + "; option wait-replicas is the remedy",
+		"failover/sentinel":      sentinelFailover + "; option wait-replicas is the remedy",
 		// Redisson's lock script grants when the key is missing or has the
 		// client's field: after an expiry a re-entry is a fresh grant.
 		"reentrancy/expiry": "a re-entry after the outer hold expired is a fresh grant (the lock script creates the hash anew); the inner release deletes it and the outer critical section runs unprotected",
 	},
 	"redislock": {
-		"clock/node-jump":        "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)",
-		"failover/async-replica": "asynchronous replication loses the grant on failover (C5)",
-		"failover/sentinel":      "asynchronous replication loses the grant on a Sentinel failover (C5)",
+		"clock/node-jump":        nodeClock,
+		"failover/async-replica": asyncFailover,
+		"failover/sentinel":      sentinelFailover,
 	},
 }
 

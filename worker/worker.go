@@ -604,10 +604,11 @@ func outcome(m Message, err, definite error) Message {
 }
 
 // skewClock is the client's wall clock (Config.Clock): real time plus an
-// offset the harness sets (clock-client). It is a wall-clock reading without Go's monotonic
-// reading (Round(0)), as a clock read from another language or from the
-// system would be: a lock that measures elapsed time or validity with it
-// sees the jump, so a lock whose validity depends on wall time is exposed.
+// offset the harness sets (clock-client). It is a wall-clock reading
+// without Go's monotonic reading (Round(0)), as a clock read from another
+// language or from the system would be: a lock that measures elapsed time
+// or validity with it sees the step, so a lock whose validity depends on
+// wall time is exposed.
 type skewClock struct{ offset atomic.Int64 }
 
 func (c *skewClock) Now() time.Time {

@@ -227,7 +227,6 @@ class Worker:
         self.res_file = None
         self.leases = {}  # lease id -> (redis.lock.Lock, key); kept after release
         self.valid = {}  # lease id -> end of its validity (CLOCK_MONOTONIC ns)
-        self.clock_offset_ms = 0  # the wall-clock step (clock); no decision reads it
         self.res_keyed = True  # send the key on resource requests (see resource_call)
         self.failpoints = {}  # name -> [action, count, ms, hits]
         self.ops = queue.Queue()
@@ -274,9 +273,7 @@ class Worker:
         elif cmd == "cut":
             self.cut.set()
         elif cmd == "clock":
-            # The client's wall clock is stepped; nothing here reads it.
-            with self.mu:
-                self.clock_offset_ms = c.get("offset_ms", 0)
+            pass  # the client's wall clock is stepped; nothing here reads it
         elif cmd == "endpoints":
             if self.resource is None:
                 raise malformed("endpoints: init carried no resource address, so the lock cannot run critical sections")
