@@ -255,9 +255,10 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	started := time.Now()
 	m, err := acquire(lease)
 	if err != nil || m.Status != worker.StatusOK {
-		if err == nil && m.Status == worker.StatusFail && time.Since(started) < time.Millisecond {
-			// A lock that refuses without waiting at all: do not spin.
-			// An acquire that waited gets no delay of the harness's own.
+		if err == nil && time.Since(started) < time.Millisecond {
+			// A lock that refuses, or fails (connection refused), without
+			// waiting at all: do not spin. An acquire that waited gets no
+			// delay of the harness's own.
 			time.Sleep(time.Millisecond)
 		}
 		return err

@@ -24,9 +24,10 @@ var mutations = []struct {
 	{"validity/slow-acquire", "broken-validity-from-end", "broken-correct"},
 	{"extend/validity-from-start", "broken-extend-from-end", "broken-correct"},
 	{"clock/client-steps", "broken-wall-clock", "broken-correct"},
-	// The slip of clock/node-jump is resting safety on the key's expiry
+	// The slip of clock/node-jump and clock/node-drift is resting safety on the key's expiry
 	// alone: the correct lock adds fencing tokens the resource checks.
 	{"clock/node-jump", "broken-correct", "fenced"},
+	{"clock/node-drift", "broken-correct", "fenced"},
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
 	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
 	{"reentrancy/watchdog", "broken-reentry-watchdog", "reentrant-watchdog"},
@@ -44,6 +45,7 @@ var mutations = []struct {
 	{"renewal/fails-while-valid", "broken-renew-on-error", "watchdog"},
 	{"renewal/stale-after-pause", "broken-blind-renewal", "watchdog"},
 	{"renewal/validity-from-start", "broken-renew-from-end", "watchdog"},
+	{"renewal/node-paused", "broken-renew-on-error", "watchdog"},
 	{"extend/majority-restart", "broken-extend-any-master", "redlock"},
 }
 

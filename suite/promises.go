@@ -18,6 +18,7 @@ const (
 // Reasons shared by several locks in the table.
 const (
 	nodeClock        = "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)"
+	nodeDrift        = "Redis expires keys by its realtime clock: a clock that runs fast frees the held key early, and no fencing token guards the resource"
 	asyncFailover    = "asynchronous replication loses the grant on failover (C5)"
 	sentinelFailover = "asynchronous replication loses the grant on a Sentinel failover (C5)"
 )
@@ -29,6 +30,7 @@ const (
 var violations = map[string]map[string]string{
 	"setnx-expire": {
 		"clock/node-jump":   nodeClock,
+		"clock/node-drift":  nodeDrift,
 		"crash/mid-acquire": "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
 		// A failover loses an unreplicated grant for every single-master lock.
 		"failover/async-replica": asyncFailover,
@@ -41,6 +43,7 @@ var violations = map[string]map[string]string{
 	},
 	"del-release": {
 		"clock/node-jump":           nodeClock,
+		"clock/node-drift":          nodeDrift,
 		"stale/release-after-pause": "the release is a plain DEL: a stale holder deletes the next holder's key (C2)",
 		"identity/old-lease":        "the release is a plain DEL: releasing an old lease deletes the client's current grant",
 		"failover/async-replica":    asyncFailover,
@@ -48,12 +51,14 @@ var violations = map[string]map[string]string{
 	},
 	"get-del-release": {
 		"clock/node-jump":           nodeClock,
+		"clock/node-drift":          nodeDrift,
 		"stale/release-mid-release": "the key changes hands between the GET and the DEL (C3)",
 		"failover/async-replica":    asyncFailover,
 		"failover/sentinel":         sentinelFailover,
 	},
 	"single": {
 		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
 		"failover/async-replica": asyncFailover,
 		"failover/sentinel":      sentinelFailover,
 	},
@@ -65,6 +70,7 @@ var violations = map[string]map[string]string{
 	},
 	"redisson": {
 		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
 		"failover/async-replica": asyncFailover + "; option wait-replicas is the remedy",
 		"failover/sentinel":      sentinelFailover + "; option wait-replicas is the remedy",
 		// Redisson's lock script grants when the key is missing or has the
@@ -73,6 +79,7 @@ var violations = map[string]map[string]string{
 	},
 	"redislock": {
 		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
 		"failover/async-replica": asyncFailover,
 		"failover/sentinel":      sentinelFailover,
 	},

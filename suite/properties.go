@@ -34,6 +34,8 @@ func init() {
 		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
 	register(Property{Name: "clock/node-jump", Scenario: "clock-node-jump", Needs: []string{"single"},
 		Explanation: "a forward jump of the server's clock, which expires the holder's key early, does not let a second holder lose the first one's update"})
+	register(Property{Name: "clock/node-drift", Scenario: "clock-node-drift", Needs: []string{"single"},
+		Explanation: "a server clock that runs fast, which expires the holder's key early, does not let a second holder lose the first one's update"})
 	register(Property{Name: "clock/client-steps", Scenario: "clock-client-steps",
 		Explanation: "a holder whose wall clock steps back during its acquires claims no validity the key does not have: validity is measured on the monotonic clock"})
 	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []string{"single", "etcd"},
@@ -73,6 +75,10 @@ func init() {
 		"a holder paused past its lease cannot renew it when it resumes, and stops believing it holds the lock"))
 	register(renewal("renewal/validity-from-start",
 		"the validity a renewal reports is measured from the renewal's start: a renewal answered late claims no time the key does not have"))
+	nodePaused := renewal("renewal/node-paused",
+		"a holder whose renewals time out on a paused server, while its key expires there, stops believing it holds the lock before the key expires")
+	nodePaused.Options["lease"] = "3s" // longer than the client's 500 ms read timeout: a renewal times out well within its lease
+	register(nodePaused)
 	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 }

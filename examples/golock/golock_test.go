@@ -54,6 +54,7 @@ func TestGoLock(t *testing.T) {
 		"failover/async-replica": "one master, asynchronous replication: a failover can lose the key (C5)",
 		"failover/sentinel":      "the same loss when the Sentinels fail over (C5)",
 		"clock/node-jump":        "Redis expires the key by its own clock and golock has no fencing token (C10)",
+		"clock/node-drift":       "the same: a server clock that runs fast expires the key early, and no fencing token guards the resource",
 	}})
 }
 
