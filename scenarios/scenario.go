@@ -76,9 +76,13 @@ type Lock struct {
 // Workload every client runs: acquire, critical section, release.
 type Workload struct {
 	Clients int      `yaml:"clients"`
-	Hold    Duration `yaml:"hold"`    // critical section length
-	Think   Duration `yaml:"think"`   // pause after a release (or failed acquire)
-	Fencing bool     `yaml:"fencing"` // the resource rejects stale fencing tokens
+	Hold    Duration `yaml:"hold"`  // critical section length
+	Think   Duration `yaml:"think"` // pause after a release (or failed acquire)
+	// StartApart: client cN starts its first round (N-1) × StartApart
+	// after c1 (0: all at once), so that no two clients race for the key
+	// at the start unless the scenario wants them to.
+	StartApart Duration `yaml:"start_apart"`
+	Fencing    bool     `yaml:"fencing"` // the resource rejects stale fencing tokens
 	// RestartCrashed restarts a crashed worker after this long (0: never).
 	RestartCrashed Duration `yaml:"restart_crashed"`
 	// Resource is the name the lock guards.

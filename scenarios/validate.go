@@ -25,6 +25,8 @@ const (
 	// MaxDuration bounds every single duration (ttl, wait, hold, think,
 	// sleep, for, within, warmup, cooldown, interval, stuck_after, ...).
 	MaxDuration = 10 * time.Minute
+	// maxStartSpread bounds how long after c1 the last client starts.
+	maxStartSpread = time.Minute
 	// MaxRunTime bounds the scheduled length of a whole run: warmup plus
 	// every cycle's sleeps, fault durations, await timeouts and cooldown.
 	MaxRunTime = 24 * time.Hour
@@ -101,6 +103,10 @@ func (s *Scenario) Validate() error {
 	}
 	if w.Extends > 0 && (w.ExtendEvery.D() <= 0 || w.ExtendEvery.D() > time.Hour) {
 		return s.ErrAt("workload.extend_every", "want a duration between 1ms and 1h when extends > 0, got %v", w.ExtendEvery.D())
+	}
+	if w.Clients > 1 && time.Duration(w.Clients-1)*w.StartApart.D() > maxStartSpread {
+		return s.ErrAt("workload.start_apart", "the last client would start %v after the first (allowed: (clients-1) × start_apart at most %v)",
+			time.Duration(w.Clients-1)*w.StartApart.D(), maxStartSpread)
 	}
 	if w.HoldUntilValid.D() < 0 || w.HoldUntilValid.D() > time.Hour {
 		return s.ErrAt("workload.hold_until_valid", "want 0 (off) to 1h, got %v", w.HoldUntilValid.D())

@@ -20,6 +20,9 @@ expect: [safe]
 		"extends: 101":                  "workload.extends: want 0 to 100 extends per round, got 101",
 		"hold_until_valid: 2h":          `workload.hold_until_valid: "2h" is too long (allowed: 0 to 10m0s)`,
 		"extends: 2, extend_every: 1ms": "",
+		"start_apart: 61s":              "w.yaml:4: workload.start_apart: the last client would start 1m1s after the first (allowed: (clients-1) × start_apart at most 1m0s)",
+		"start_apart: -1s":              `workload.start_apart: "-1s" is negative`,
+		"start_apart: 60s":              "",
 	} {
 		_, err := Parse("w.yaml", []byte(strings.Replace(base, "WL", wl, 1)))
 		switch {

@@ -37,8 +37,8 @@ var violations = map[string]map[string]string{
 		"failover/sentinel":      sentinelFailover,
 	},
 	"get-set": {
-		// Every property has clients contending for the key: each run of
-		// each one was seen to overlap.
+		// Every other property has clients asking for a free key at the
+		// same moment, and they overlap (see heldDespite).
 		"*": "GET then SET is check-then-act: two clients that both see an empty key both hold the lock",
 	},
 	"del-release": {
@@ -85,6 +85,16 @@ var violations = map[string]map[string]string{
 	},
 }
 
+// heldDespite lists, for a lock whose violations say "*", the properties it
+// nevertheless holds, and why: their schedules never have two clients ask
+// for a free key at the same moment, so a check-then-act race cannot show.
+var heldDespite = map[string]map[string]string{
+	"get-set": {
+		"clock/client-steps":    "the clients start 100 ms apart and pause 1 s after a release: no two ask for a free key at once",
+		"validity/slow-acquire": "the clients start 100 ms apart and pause 1 s after a release: no two ask for a free key at once",
+	},
+}
+
 // Expected is the promise table's entry for a lock and a property: held,
 // violated (with the reason) or not-claimed (with the reason).
 func Expected(info lockimpl.Info, p Property) (outcome, why string) {
@@ -93,6 +103,9 @@ func Expected(info lockimpl.Info, p Property) (outcome, why string) {
 	}
 	if why, ok := violations[info.Name][p.Name]; ok {
 		return Violated, why
+	}
+	if _, ok := heldDespite[info.Name][p.Name]; ok {
+		return Held, ""
 	}
 	if why, ok := violations[info.Name]["*"]; ok {
 		return Violated, why
