@@ -1,8 +1,6 @@
 package runner
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/lockfault/lockfault/history"
@@ -16,14 +14,7 @@ func TestCrashFailpointIsRecordedAsFired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(context.Background(), sc, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, err := history.Read(filepath.Join(out.Dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, evs := runPrepared(t, sc, opt)
 	fired, crashed := map[string]bool{}, map[string]bool{}
 	for _, e := range evs {
 		if e.Kind == history.Note && e.Op == "failpoint-fired" {

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
@@ -24,24 +23,9 @@ nemesis:
     - {sleep: 1s}
 expect: [safe]
 `
-	sc, err := scenarios.Parse("round-test.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
-	if sc, err = PrepareScenario(sc, opt); err != nil {
-		t.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, evs := runInline(t, "round-test", src)
 	if !out.Meta.Matched || out.Result.Stats.Grants < 10 {
 		t.Fatalf("verdict %s, %d grants: %s", out.Result.Verdict, out.Result.Stats.Grants, out.Meta.Why)
-	}
-	evs, err := history.Read(filepath.Join(out.Dir, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	type step struct{ invoke, done int64 }
 	steps := map[string]map[string]*step{} // lease -> op -> times

@@ -1,13 +1,10 @@
 package runner
 
 import (
-	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/scenarios"
 )
 
 // start_apart: cN's first acquire is invoked at least (N-1) × start_apart
@@ -23,22 +20,7 @@ nemesis:
   steps: [{sleep: 1s}]
 expect: [safe]
 `
-		sc, err := scenarios.Parse("start-apart.yaml", []byte(src))
-		if err != nil {
-			t.Fatal(err)
-		}
-		opt := Options{Backend: "process", ReportsDir: t.TempDir()}
-		if sc, err = PrepareScenario(sc, opt); err != nil {
-			t.Fatal(err)
-		}
-		out, err := Run(context.Background(), sc, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs, err := history.Read(filepath.Join(out.Dir, "history.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, evs := runInline(t, "start-apart", src)
 		first := map[string]int64{}
 		for _, e := range evs {
 			if e.Kind == history.Invoke && e.Op == history.OpAcquire && first[e.Process] == 0 {
