@@ -268,23 +268,34 @@ func (b *broken) now() time.Time {
 
 // quorumLock is a small Redlock (SET NX PX on every master, a majority
 // and a positive validity grant) for the independent-masters properties.
-// Its slip: an extend that succeeds when any one master still had the key.
+// Its slip: an extend that succeeds when any one master still had the key
+// (broken-extend-any-master), or only when every master had it
+// (broken-extend-every-master).
 type quorumLock struct {
-	cfg       lockimpl.Config
-	nodes     []*redis.Client
-	extendAny bool
+	cfg        lockimpl.Config
+	nodes      []*redis.Client
+	extendNeed func(masters int) int // how many masters an extend needs
 }
 
 func init() {
-	lockimpl.Register(lockimpl.Info{Name: "broken-extend-any-master", Source: "suite mutation test", Needs: "masters",
-		Caps: []string{lockimpl.CapExtend}, Promises: "Redlock whose extend needs one master, not a majority (test code only)"},
-		func(cfg lockimpl.Config) (lockimpl.Lock, error) {
-			q := &quorumLock{cfg: cfg, extendAny: true}
-			for _, a := range cfg.Endpoints.Masters {
-				q.nodes = append(q.nodes, lockimpl.NewNodeClient(a, 100*time.Millisecond))
-			}
-			return q, nil
-		})
+	for _, b := range []struct {
+		name, promises string
+		need           func(masters int) int
+	}{
+		{"broken-extend-any-master", "Redlock whose extend needs one master, not a majority (test code only)", func(int) int { return 1 }},
+		{"broken-extend-every-master", "Redlock whose extend needs every master, not a majority (test code only)", func(n int) int { return n }},
+	} {
+		need := b.need
+		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "masters",
+			Caps: []string{lockimpl.CapExtend}, Promises: b.promises},
+			func(cfg lockimpl.Config) (lockimpl.Lock, error) {
+				q := &quorumLock{cfg: cfg, extendNeed: need}
+				for _, a := range cfg.Endpoints.Masters {
+					q.nodes = append(q.nodes, lockimpl.NewNodeClient(a, 100*time.Millisecond))
+				}
+				return q, nil
+			})
+	}
 }
 
 func (q *quorumLock) quorum() int { return len(q.nodes)/2 + 1 }
@@ -348,10 +359,7 @@ func (q *quorumLock) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Dur
 		d, err := extend.Run(ctx, c, []string{lockimpl.KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 		return d == 1, err
 	})
-	need := q.quorum()
-	if q.extendAny {
-		need = 1
-	}
+	need := q.extendNeed(len(q.nodes))
 	drift := ttl/100 + 2*time.Millisecond
 	validity := ttl - time.Since(start) - drift
 	if n < need || validity <= 0 {

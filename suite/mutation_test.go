@@ -22,6 +22,7 @@ var mutations = []struct {
 	{"stale/write-fenced", "broken-const-fence", "fenced"},
 	{"extend/after-pause", "broken-blind-extend", "broken-correct"},
 	{"validity/slow-acquire", "broken-validity-from-end", "broken-correct"},
+	{"validity/paused-acquire", "broken-validity-from-end", "broken-correct"},
 	{"extend/validity-from-start", "broken-extend-from-end", "broken-correct"},
 	{"clock/client-steps", "broken-wall-clock", "broken-correct"},
 	// The slip of clock/node-jump and clock/node-drift is resting safety on the key's expiry
@@ -47,6 +48,7 @@ var mutations = []struct {
 	{"renewal/validity-from-start", "broken-renew-from-end", "watchdog"},
 	{"renewal/node-paused", "broken-renew-on-error", "watchdog"},
 	{"extend/majority-restart", "broken-extend-any-master", "redlock"},
+	{"extend/minority-down", "broken-extend-every-master", "redlock"},
 }
 
 // TestMutations runs every property against its broken and its correct

@@ -32,6 +32,8 @@ func init() {
 	// etcd locks (C17, redlock-slow-nodes, covers slow masters).
 	register(Property{Name: "validity/slow-acquire", Scenario: "validity-slow-acquire", Needs: []string{"single", "etcd"},
 		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
+	register(Property{Name: "validity/paused-acquire", Scenario: "validity-paused-acquire", Failpoint: "after-setnx",
+		Explanation: "a holder paused inside its acquire, after the first write, for most of the TTL claims no validity the key does not have"})
 	register(Property{Name: "clock/node-jump", Scenario: "clock-node-jump", Needs: []string{"single"},
 		Explanation: "a forward jump of the server's clock, which expires the holder's key early, does not let a second holder lose the first one's update"})
 	register(Property{Name: "clock/node-drift", Scenario: "clock-node-drift", Needs: []string{"single"},
@@ -81,4 +83,6 @@ func init() {
 	register(nodePaused)
 	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
+	register(Property{Name: "extend/minority-down", Scenario: "extend-minority-down", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
+		Explanation: "with a minority of the masters down, a holder's extends still succeed: the lock stays with its holder"})
 }
