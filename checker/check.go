@@ -47,6 +47,7 @@ type pass struct {
 var passes = []pass{
 	{"overlap", overlapPass},
 	{"fence-inversion", fenceInversionPass},
+	{"stale-extend", staleExtendPass},
 	{"corruption", corruptionPass},
 	{"stuck", stuckPass},
 	{"unknown", unknownPass},

@@ -236,3 +236,51 @@ func TestFaultsPairsSameKindAndTarget(t *testing.T) {
 		t.Errorf("unhealed kill got an end: %+v", ws[2])
 	}
 }
+
+// An extend that succeeds on a lease released with success is a finding;
+// one before the release, or one that fails after it, is not.
+func TestExtendAfterReleaseIsStale(t *testing.T) {
+	extend := func(h *b, p, lease string, at int64, ok bool) {
+		h.op++
+		h.add(history.Event{Time: at * ms, Kind: history.Invoke, Process: p, Op: history.OpExtend, OpID: h.op, Lease: lease})
+		kind := history.Fail
+		if ok {
+			kind = history.OK
+		}
+		h.add(history.Event{Time: (at + 1) * ms, Kind: kind, Process: p, Op: history.OpExtend, OpID: h.op, Lease: lease, ValidUntil: (at + 1000) * ms})
+	}
+	for _, c := range []struct {
+		name      string
+		afterOK   bool // the extend after the release succeeds
+		wantStale bool
+	}{
+		{"refused after the release", false, false},
+		{"granted after the release", true, true},
+	} {
+		var h b
+		h.grant("c1", "c1-1", 0, 1, 1000, 0)
+		extend(&h, "c1", "c1-1", 5, true) // while held: fine
+		h.cs("c1", "c1-1", 10, 20, 0)
+		h.release("c1", "c1-1", 21)
+		h.grant("c1", "c1-2", 30, 31, 1031, 0)
+		extend(&h, "c1", "c1-1", 35, c.afterOK) // the old lease
+		h.cs("c1", "c1-2", 40, 50, 1)
+		h.release("c1", "c1-2", 51)
+		r := Check(h.ev, Options{})
+		stale := 0
+		for _, f := range r.Findings {
+			if f.Class == ClassStaleExtend {
+				stale++
+				if f.Leases[0] != "c1-1" || f.From != 22*ms || f.To != 36*ms {
+					t.Errorf("%s: finding %+v, want lease c1-1 from its release ok (22 ms) to the extend's ok (36 ms)", c.name, f)
+				}
+			}
+		}
+		if (stale == 1) != c.wantStale || stale > 1 {
+			t.Errorf("%s: %d stale-extend findings (verdict %s), want stale %v", c.name, stale, r.Verdict, c.wantStale)
+		}
+		if c.wantStale && r.Verdict != ClassStaleExtend {
+			t.Errorf("%s: verdict %s, want %s", c.name, r.Verdict, ClassStaleExtend)
+		}
+	}
+}

@@ -2,7 +2,8 @@
 // holds (mutual exclusion broken), corruption of the protected resource (a
 // linearizability check of the critical sections, stretch by stretch),
 // overlaps that fencing turned harmless, refusals of the legitimate holder
-// (fence inversion), liveness failures (stuck locks), and histories that
+// (fence inversion), extends of released leases that succeeded (stale
+// extend), liveness failures (stuck locks), and histories that
 // cannot be judged (unknown, never safe). Each class is one pass over the
 // history (see passes in check.go).
 package checker
@@ -23,6 +24,9 @@ const (
 	// ClassFenceInversion: the resource refused the current, legitimate
 	// holder because an older grant carried a larger fencing token.
 	ClassFenceInversion = "fence-inversion"
+	// ClassStaleExtend: an extend succeeded on a lease the client had
+	// already released with success.
+	ClassStaleExtend = "stale-extend"
 	// ClassUnavailable: the lock granted nothing while a fault lasted
 	// (a finding with its duration, not a harness error).
 	ClassUnavailable = "unavailable"
@@ -37,7 +41,7 @@ const (
 // Classes lists the classes a scenario may expect, in priority order: the
 // headline verdict is the first observed. Overlap (mutual exclusion broken)
 // comes first; corruption is what it did to the resource.
-var Classes = []string{ClassOverlap, ClassCorruption, ClassFenceInversion, ClassFenced, ClassStuck,
+var Classes = []string{ClassOverlap, ClassCorruption, ClassFenceInversion, ClassStaleExtend, ClassFenced, ClassStuck,
 	ClassUnavailable, ClassNotExercised, ClassUnknown, ClassSafe}
 
 // Finding is one thing that went wrong.

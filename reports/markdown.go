@@ -224,6 +224,8 @@ func headline(f checker.Finding) string {
 		return "Lock stuck: clients kept trying but nobody could acquire it."
 	case f.Class == checker.ClassFenceInversion:
 		return "Fence inversion: the resource refused the legitimate holder because an earlier grant carried a larger token."
+	case f.Class == checker.ClassStaleExtend:
+		return "Stale extend: an extend succeeded on a lease the client had already released."
 	case f.Class == checker.ClassUnknown:
 		return "Cannot judge: this part of the history is not enough to say whether it is safe."
 	}
@@ -232,7 +234,7 @@ func headline(f checker.Finding) string {
 
 func classTone(c string) int {
 	switch c {
-	case checker.ClassOverlap, checker.ClassCorruption, checker.ClassStuck, checker.ClassFenceInversion, checker.ClassUnknown:
+	case checker.ClassOverlap, checker.ClassCorruption, checker.ClassStuck, checker.ClassFenceInversion, checker.ClassStaleExtend, checker.ClassUnknown:
 		return -1
 	}
 	return 0

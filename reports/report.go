@@ -151,6 +151,9 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 		if k := n[checker.ClassFenceInversion]; k > 0 {
 			fmt.Fprintf(&b, ", %d fence-inversion", k)
 		}
+		if k := n[checker.ClassStaleExtend]; k > 0 {
+			fmt.Fprintf(&b, ", %d stale-extend", k)
+		}
 		if len(res.Keys) > 1 {
 			fmt.Fprintf(&b, " over %d keys", len(res.Keys))
 		}

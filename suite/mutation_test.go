@@ -30,6 +30,7 @@ var mutations = []struct {
 	{"clock/node-jump", "broken-correct", "fenced"},
 	{"clock/node-drift", "broken-correct", "fenced"},
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
+	{"identity/extend-old-lease", "broken-blind-extend", "broken-correct"},
 	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
 	{"reentrancy/watchdog", "broken-reentry-watchdog", "reentrant-watchdog"},
 	{"reentrancy/expiry", "broken-local-reentry", "reentrant-watchdog"},
