@@ -49,6 +49,9 @@ type Env interface {
 	Clients(target string) ([]Client, error)
 	// Repoint tells every worker where the primary is now.
 	Repoint(ctx context.Context) error
+	// Clone starts a second worker under the named client's identity,
+	// which runs rounds beside it until the returned Heal stops it.
+	Clone(ctx context.Context, client string) (Heal, error)
 	// Logf notes something on the timeline.
 	Logf(format string, args ...any)
 }

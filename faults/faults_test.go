@@ -36,7 +36,10 @@ func (e *env) Clients(target string) ([]Client, error) {
 	return []Client{&fakeClient{name: "c1"}}, nil
 }
 func (e *env) Repoint(ctx context.Context) error { e.repoints++; return nil }
-func (e *env) Logf(f string, a ...any)           { e.notes = append(e.notes, fmt.Sprintf(f, a...)) }
+func (e *env) Clone(ctx context.Context, client string) (Heal, error) {
+	return nil, fmt.Errorf("no clones here")
+}
+func (e *env) Logf(f string, a ...any) { e.notes = append(e.notes, fmt.Sprintf(f, a...)) }
 
 func newEnv(t *testing.T, topo cluster.Topology) (*env, map[string]string) {
 	t.Helper()

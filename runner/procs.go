@@ -133,16 +133,25 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 
 // startProc launches a worker for a client of the run and initialises it.
 func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
+	// A clone's worker is started under the identity of the client it
+	// clones (its endpoints, its client id); the history knows it by its
+	// own name.
+	identity := name
+	r.mu.Lock()
+	if id, ok := r.clones[name]; ok {
+		identity = id
+	}
+	r.mu.Unlock()
 	p, err := spawn(r.opt.WorkerCommand, name, r.workerLog, r)
 	if err != nil {
 		return nil, err
 	}
-	ep, err := r.endpoints(name)
+	ep, err := r.endpoints(identity)
 	if err != nil {
 		p.kill()
 		return nil, err
 	}
-	init := worker.Command{Cmd: "init", Client: name, Lock: r.sc.Lock.Name, Options: r.sc.Lock.Options, Endpoints: ep, Resource: r.res.Addr()}
+	init := worker.Command{Cmd: "init", Client: identity, Lock: r.sc.Lock.Name, Options: r.sc.Lock.Options, Endpoints: ep, Resource: r.res.Addr()}
 	m, err := p.handshake(ctx, init, r.opt.workerTimeout())
 	if err != nil {
 		return nil, err

@@ -96,6 +96,12 @@ type run struct {
 	mu     sync.Mutex
 	procs  map[string]*proc
 	holder string
+	// clones: the history name of each clone (c1-clone) -> the identity
+	// its worker was started under (c1); see Clone.
+	clones map[string]string
+	// wctx is the workload's context: client loops, clones' included, end
+	// with it.
+	wctx context.Context
 	// lastLease is each worker's latest grant (key, lease), for release_old.
 	lastLease map[*proc][2]string
 	leaseKey  map[string]string // the key of every lease the workload named
@@ -283,7 +289,7 @@ func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome
 	if opt.RunID == "" {
 		opt.RunID = NewRunID()
 	}
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
 	r.dir = ReportDir(opt, sc, r.id)
 	if rn := sc.Nemesis.Random; rn != nil {
 		// The seed is fixed now, so the scenario written below is the
@@ -432,6 +438,9 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
 
 	wctx, stopWorkload := context.WithCancel(ctx)
+	r.mu.Lock()
+	r.wctx = wctx
+	r.mu.Unlock()
 	var wg sync.WaitGroup
 	for i := 1; i <= r.sc.Workload.Clients; i++ {
 		name := fmt.Sprintf("c%d", i)

@@ -36,6 +36,7 @@ const (
 	slipSwallowExtendError      // an extend whose request failed (timeout, lost connection) reports success
 	slipWallClock               // measures validity on the wall clock (Config.Now), not the monotonic one
 	slipLocalReentry            // reentrant: grants a re-entry from its own count, without asking the server
+	slipNameIdentity            // the holder's identity is the client's name (hostname:pid, which a restarted container keeps): a key holding it is taken as its own (a re-entry)
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -64,6 +65,7 @@ var brokenLocks = []struct {
 	{"broken-memory-fence", slipMemoryFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false},
 	{"broken-swallow-extend-error", slipSwallowExtendError, []string{lockimpl.CapExtend}, false},
 	{"broken-wall-clock", slipWallClock, []string{lockimpl.CapExtend}, false},
+	{"broken-name-identity", slipNameIdentity, []string{lockimpl.CapExtend}, false},
 	{"time-fence", slipTimeFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false}, // the control of fencing/node-restart
 }
 
@@ -119,7 +121,7 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		}
 	}
 	token := lockimpl.RandomToken()
-	if b.slip == slipTokenPerClient {
+	if b.slip == slipTokenPerClient || b.slip == slipNameIdentity {
 		token = b.cfg.ClientID
 	}
 	ttl := opts.TTL
@@ -132,6 +134,14 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		ok, err := b.rdb.SetNX(ctx, lockimpl.KeyFor(resource), token, exp).Result()
 		if err != nil {
 			return nil, err
+		}
+		if !ok && b.slip == slipNameIdentity {
+			// The key may be "ours": renew it and take it (re-entry).
+			n, err := extend.Run(ctx, b.rdb, []string{lockimpl.KeyFor(resource)}, token, ttl.Milliseconds()).Int()
+			if err != nil {
+				return nil, err
+			}
+			ok = n == 1
 		}
 		if !ok && b.slip != slipIgnoreNX {
 			return nil, lockimpl.ErrNotAcquired

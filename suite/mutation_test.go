@@ -31,6 +31,7 @@ var mutations = []struct {
 	{"clock/node-drift", "broken-correct", "fenced"},
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
 	{"identity/extend-old-lease", "broken-blind-extend", "broken-correct"},
+	{"identity/restart-same-name", "broken-name-identity", "broken-correct"},
 	{"reentrancy/counts", "broken-uncounted-reentry", "redisson"},
 	{"reentrancy/watchdog", "broken-reentry-watchdog", "reentrant-watchdog"},
 	{"reentrancy/expiry", "broken-local-reentry", "reentrant-watchdog"},

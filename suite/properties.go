@@ -46,6 +46,8 @@ func init() {
 		Explanation: "a client that releases an old lease after it acquired again does not release its new grant"})
 	register(Property{Name: "identity/extend-old-lease", Scenario: "identity-extend-old-lease", Requires: lockimpl.CapExtend,
 		Explanation: "a client that extends an old lease after it acquired again gets a refusal: nothing is held under the old lease"})
+	register(Property{Name: "identity/restart-same-name", Scenario: "identity-restart-same-name",
+		Explanation: "a second process started under a paused holder's name is a different holder: it waits for the old lease like anyone else"})
 	register(Property{Name: "reentrancy/counts", Scenario: "reentrancy-counts", Requires: lockimpl.CapReentrant,
 		Explanation: "a reentrant lock counts: after N acquires it is held until the N-th release"})
 	register(Property{Name: "reentrancy/expiry", Scenario: "reentrancy-expiry", Requires: lockimpl.CapReentrant,
