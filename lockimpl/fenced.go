@@ -21,11 +21,12 @@ var fencedAcquireScript = redis.NewScript(FencedAcquireScript)
 
 func init() {
 	Register(Info{
-		Name:     "fenced",
-		Source:   "003 §35.4.4 and 002 (Kleppmann: fencing tokens), on top of single",
-		Promises: "as single, and every grant carries a fencing token (INCR in the acquiring script) strictly larger than all earlier grants' for the resource, so a fenced resource rejects a stale holder",
-		Needs:    "single",
-		Caps:     []string{CapExtend, CapFencing},
+		Name:       "fenced",
+		Source:     "003 §35.4.4 and 002 (Kleppmann: fencing tokens), on top of single",
+		Promises:   "as single, and every grant carries a fencing token (INCR in the acquiring script) strictly larger than all earlier grants' for the resource, so a fenced resource rejects a stale holder",
+		Needs:      "single",
+		Caps:       []string{CapExtend, CapFencing},
+		Failpoints: []string{"after-extend"},
 	}, newFenced)
 }
 
@@ -78,7 +79,7 @@ func (f *fenced) Release(ctx context.Context, l *Lease) error {
 
 // Extend is the Lua compare-and-pexpire; the fencing token stays the same.
 func (f *fenced) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
-	return casExtend(ctx, f.rdb, l, ttl)
+	return casExtend(ctx, f.cfg, f.rdb, l, ttl)
 }
 
 func (f *fenced) Close() error { return f.rdb.Close() }

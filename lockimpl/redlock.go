@@ -24,7 +24,7 @@ func init() {
 			"tolerates the loss of fewer than half of the masters (2 of 5); a crashed holder's lock frees within one TTL",
 		Needs:      "masters",
 		Caps:       []string{CapExtend},
-		Failpoints: []string{"after-setnx"},
+		Failpoints: []string{"after-setnx", "after-extend"},
 		Options:    []string{"node-timeout", "retry-delay", "retry-jitter"},
 	}, newRedlock)
 }
@@ -410,6 +410,7 @@ func (r *redlock) Extend(ctx context.Context, l *Lease, ttl time.Duration) error
 		n, err := extendScript.Run(ctx, c, []string{key}, l.Token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
+	r.cfg.Hit("after-extend")
 	elapsed := time.Since(start)
 	d := redlockDrift(ttl)
 	validity := ttl - elapsed - d

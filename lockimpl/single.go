@@ -31,11 +31,12 @@ var (
 
 func init() {
 	Register(Info{
-		Name:     "single",
-		Source:   "Redis docs (seeds 001/002), 003 §35.1.2 and §35.2.2",
-		Promises: "mutual exclusion on one Redis master while it does not fail; a crashed holder's lock frees within one TTL",
-		Needs:    "single",
-		Caps:     []string{CapExtend},
+		Name:       "single",
+		Source:     "Redis docs (seeds 001/002), 003 §35.1.2 and §35.2.2",
+		Promises:   "mutual exclusion on one Redis master while it does not fail; a crashed holder's lock frees within one TTL",
+		Needs:      "single",
+		Caps:       []string{CapExtend},
+		Failpoints: []string{"after-extend"},
 	}, newSingle)
 }
 
@@ -75,7 +76,7 @@ func (s *single) Release(ctx context.Context, l *Lease) error {
 }
 
 func (s *single) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
-	return casExtend(ctx, s.rdb, l, ttl)
+	return casExtend(ctx, s.cfg, s.rdb, l, ttl)
 }
 
 // casRelease is the Lua compare-and-delete of a lease's key on one server.
@@ -92,7 +93,7 @@ func casRelease(ctx context.Context, rdb redis.Scripter, l *Lease) error {
 
 // casExtend is the Lua compare-and-pexpire of a lease's key on one server;
 // on success the lease's validity restarts from the moment it was sent.
-func casExtend(ctx context.Context, rdb redis.Scripter, l *Lease, ttl time.Duration) error {
+func casExtend(ctx context.Context, cfg Config, rdb redis.Scripter, l *Lease, ttl time.Duration) error {
 	start := time.Now()
 	n, err := extendScript.Run(ctx, rdb, []string{KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 	if err != nil {
@@ -101,6 +102,7 @@ func casExtend(ctx context.Context, rdb redis.Scripter, l *Lease, ttl time.Durat
 	if n == 0 {
 		return ErrNotHeld
 	}
+	cfg.Hit("after-extend") // the key is renewed; the validity is still to be told
 	l.Validity, l.ValidUntil = ttl, start.Add(ttl)
 	return nil
 }

@@ -82,7 +82,7 @@ func init() {
 	for _, b := range brokenLocks {
 		s, ack := b.slip, b.ack
 		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "single", Caps: b.caps,
-			Failpoints: []string{"after-setnx", "release-after-get"},
+			Failpoints: []string{"after-setnx", "release-after-get", "after-extend"},
 			Promises:   "single-master lock with one deliberate slip (test code only)"},
 			func(cfg lockimpl.Config) (lockimpl.Lock, error) {
 				rdb, err := lockimpl.NewPrimaryClient(cfg.Endpoints)
@@ -258,6 +258,7 @@ func (b *broken) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duratio
 	if n == 0 {
 		return lockimpl.ErrNotHeld
 	}
+	b.cfg.Hit("after-extend")
 	if b.slip == slipExtendFromEnd {
 		start = b.now()
 	}

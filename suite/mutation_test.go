@@ -24,6 +24,7 @@ var mutations = []struct {
 	{"validity/slow-acquire", "broken-validity-from-end", "broken-correct"},
 	{"validity/paused-acquire", "broken-validity-from-end", "broken-correct"},
 	{"extend/validity-from-start", "broken-extend-from-end", "broken-correct"},
+	{"extend/paused", "broken-extend-from-end", "broken-correct"},
 	{"clock/client-steps", "broken-wall-clock", "broken-correct"},
 	// The slip of clock/node-jump and clock/node-drift is resting safety on the key's expiry
 	// alone: the correct lock adds fencing tokens the resource checks.

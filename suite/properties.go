@@ -42,6 +42,8 @@ func init() {
 		Explanation: "a holder whose wall clock steps back during its acquires claims no validity the key does not have: validity is measured on the monotonic clock"})
 	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []string{"single", "etcd"},
 		Explanation: "the validity an extend reports is measured from the extend's own start"})
+	register(Property{Name: "extend/paused", Scenario: "extend-paused", Requires: lockimpl.CapExtend, Failpoint: "after-extend",
+		Explanation: "a holder paused inside its extend, after the servers renewed the key, for most of the TTL claims no validity the key does not have"})
 	register(Property{Name: "identity/old-lease", Scenario: "identity-old-lease",
 		Explanation: "a client that releases an old lease after it acquired again does not release its new grant"})
 	register(Property{Name: "identity/extend-old-lease", Scenario: "identity-extend-old-lease", Requires: lockimpl.CapExtend,
