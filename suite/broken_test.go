@@ -286,21 +286,31 @@ type quorumLock struct {
 	cfg        lockimpl.Config
 	nodes      []*redis.Client
 	extendNeed func(masters int) int // how many masters an extend needs
+	timeFence  bool                  // quorum-time-fence: grants carry the grant's time in ns as fencing token
 }
 
 func init() {
+	majority := func(n int) int { return n/2 + 1 }
 	for _, b := range []struct {
 		name, promises string
 		need           func(masters int) int
+		timeFence      bool
 	}{
-		{"broken-extend-any-master", "Redlock whose extend needs one master, not a majority (test code only)", func(int) int { return 1 }},
-		{"broken-extend-every-master", "Redlock whose extend needs every master, not a majority (test code only)", func(n int) int { return n }},
+		{"broken-extend-any-master", "Redlock whose extend needs one master, not a majority (test code only)", func(int) int { return 1 }, false},
+		{"broken-extend-every-master", "Redlock whose extend needs every master, not a majority (test code only)", func(n int) int { return n }, false},
+		// No slip: the control of clock/masters-jump, whose broken lock is
+		// redlock (safety from the masters' clocks alone).
+		{"quorum-time-fence", "Redlock whose grants carry their time in ns as fencing token (test code only)", majority, true},
 	} {
-		need := b.need
+		need, timeFence := b.need, b.timeFence
+		caps := []string{lockimpl.CapExtend}
+		if timeFence {
+			caps = append(caps, lockimpl.CapFencing)
+		}
 		lockimpl.Register(lockimpl.Info{Name: b.name, Source: "suite mutation test", Needs: "masters",
-			Caps: []string{lockimpl.CapExtend}, Promises: b.promises},
+			Caps: caps, Promises: b.promises},
 			func(cfg lockimpl.Config) (lockimpl.Lock, error) {
-				q := &quorumLock{cfg: cfg, extendNeed: need}
+				q := &quorumLock{cfg: cfg, extendNeed: need, timeFence: timeFence}
 				for _, a := range cfg.Endpoints.Masters {
 					q.nodes = append(q.nodes, lockimpl.NewNodeClient(a, 100*time.Millisecond))
 				}
@@ -344,7 +354,11 @@ func (q *quorumLock) Acquire(ctx context.Context, resource string, opts lockimpl
 		drift := opts.TTL/100 + 2*time.Millisecond
 		validity := opts.TTL - time.Since(start) - drift
 		if n >= q.quorum() && validity > 0 {
-			return &lockimpl.Lease{Resource: resource, Token: token, Validity: validity, ValidUntil: start.Add(opts.TTL - drift)}, nil
+			l := &lockimpl.Lease{Resource: resource, Token: token, Validity: validity, ValidUntil: start.Add(opts.TTL - drift)}
+			if q.timeFence {
+				l.Fence = time.Now().UnixNano()
+			}
+			return l, nil
 		}
 		q.each(ctx, func(ctx context.Context, c *redis.Client) (bool, error) {
 			return true, unlock.Run(ctx, c, []string{key}, token).Err()

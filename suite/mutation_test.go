@@ -30,6 +30,7 @@ var mutations = []struct {
 	// alone: the correct lock adds fencing tokens the resource checks.
 	{"clock/node-jump", "broken-correct", "fenced"},
 	{"clock/node-drift", "broken-correct", "fenced"},
+	{"clock/masters-jump", "redlock", "quorum-time-fence"},
 	{"identity/old-lease", "broken-token-per-client", "broken-correct"},
 	{"identity/extend-old-lease", "broken-blind-extend", "broken-correct"},
 	{"identity/restart-same-name", "broken-name-identity", "broken-correct"},

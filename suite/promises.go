@@ -19,6 +19,7 @@ const (
 const (
 	nodeClock        = "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)"
 	nodeDrift        = "Redis expires keys by its realtime clock: a clock that runs fast frees the held key early, and no fencing token guards the resource"
+	mastersClock     = "a master whose clock jumps drops the holder's key early, and a majority without the holder's key grants it again; no fencing token guards the resource (C10)"
 	asyncFailover    = "asynchronous replication loses the grant on failover (C5)"
 	sentinelFailover = "asynchronous replication loses the grant on a Sentinel failover (C5)"
 )
@@ -76,6 +77,12 @@ var violations = map[string]map[string]string{
 		// Redisson's lock script grants when the key is missing or has the
 		// client's field: after an expiry a re-entry is a fresh grant.
 		"reentrancy/expiry": "a re-entry after the outer hold expired is a fresh grant (the lock script creates the hash anew); the inner release deletes it and the outer critical section runs unprotected",
+	},
+	"redlock": {
+		"clock/masters-jump": mastersClock,
+	},
+	"redsync": {
+		"clock/masters-jump": mastersClock,
 	},
 	"redislock": {
 		"clock/node-jump":        nodeClock,

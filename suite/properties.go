@@ -34,6 +34,8 @@ func init() {
 		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
 	register(Property{Name: "validity/paused-acquire", Scenario: "validity-paused-acquire", Failpoint: "after-setnx",
 		Explanation: "a holder paused inside its acquire, after the first write, for most of the TTL claims no validity the key does not have"})
+	register(Property{Name: "clock/masters-jump", Scenario: "clock-masters-jump", Needs: []string{"masters"},
+		Explanation: "a forward jump of one master's clock, which frees the holder's key there, does not let a second holder lose the first one's update"})
 	register(Property{Name: "clock/node-jump", Scenario: "clock-node-jump", Needs: []string{"single"},
 		Explanation: "a forward jump of the server's clock, which expires the holder's key early, does not let a second holder lose the first one's update"})
 	register(Property{Name: "clock/node-drift", Scenario: "clock-node-drift", Needs: []string{"single"},
