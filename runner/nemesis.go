@@ -227,7 +227,10 @@ func (r *run) settle(ctx context.Context) error {
 		}
 	}
 	if c.Topology.Kind == cluster.Replicated {
-		if err := r.followSentinels(ctx, 20*time.Second); err != nil {
+		// Under load (a 2-core machine running several topologies) the
+		// Sentinels can take well over 20 s to finish a failover's
+		// reconfiguration; waiting longer costs nothing when they are quick.
+		if err := r.followSentinels(ctx, 60*time.Second); err != nil {
 			return err
 		}
 		return c.WaitReplicasSynced(ctx, 30*time.Second)
