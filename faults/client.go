@@ -14,8 +14,11 @@ func init() {
 	Register(Info{Name: "crash-client", Targets: "client",
 		Description: "SIGKILL the client's process; it does not release anything (restart_crashed in the workload brings it back)"}, crashClient{})
 	Register(Info{Name: "failpoint", Targets: "client", Params: []string{"name", "action", "ms", "count"},
-		Description: "arm a failpoint in the client: at the named point (after-setnx, after-get, release-after-get, after-extend, before-acquire, before-release, cs-after-read, cs-before-write) it crashes (action=crash), sleeps ms (sleep) or stops the whole process for ms (stop: a stop-the-world pause). count=N fires on the N-th hit. Heal disarms it"}, failpoint{})
+		Description: "arm a failpoint in the client: at the named point (" + failpointNames + ") it crashes (action=crash), sleeps ms (sleep) or stops the whole process for ms (stop: a stop-the-world pause). count=N fires on the N-th hit. Heal disarms it"}, failpoint{})
 }
+
+// failpointNames are the points the built-in locks and workers hit.
+const failpointNames = "after-setnx, after-get, release-after-get, after-extend, before-acquire, before-release, cs-after-read, cs-before-write"
 
 type crashClient struct{}
 
@@ -65,7 +68,7 @@ func (failpoint) Validate(p Params) error {
 func failpointCommand(p Params) (worker.Command, error) {
 	cmd := worker.Command{Cmd: "failpoint", Name: p["name"], Action: p["action"]}
 	if cmd.Name == "" {
-		return cmd, fmt.Errorf("param name: missing; which failpoint (after-setnx, after-get, release-after-get, after-extend, before-acquire, before-release, cs-after-read, cs-before-write)")
+		return cmd, fmt.Errorf("param name: missing; which failpoint (%s)", failpointNames)
 	}
 	switch cmd.Action {
 	case "crash", "sleep", "stop":

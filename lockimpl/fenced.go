@@ -79,7 +79,7 @@ func (f *fenced) Release(ctx context.Context, l *Lease) error {
 
 // Extend is the Lua compare-and-pexpire; the fencing token stays the same.
 func (f *fenced) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
-	return casExtend(ctx, f.cfg, f.rdb, l, ttl)
+	return casExtend(ctx, f.rdb, f.cfg, l, ttl)
 }
 
 func (f *fenced) Close() error { return f.rdb.Close() }

@@ -76,7 +76,7 @@ func (s *single) Release(ctx context.Context, l *Lease) error {
 }
 
 func (s *single) Extend(ctx context.Context, l *Lease, ttl time.Duration) error {
-	return casExtend(ctx, s.cfg, s.rdb, l, ttl)
+	return casExtend(ctx, s.rdb, s.cfg, l, ttl)
 }
 
 // casRelease is the Lua compare-and-delete of a lease's key on one server.
@@ -93,7 +93,7 @@ func casRelease(ctx context.Context, rdb redis.Scripter, l *Lease) error {
 
 // casExtend is the Lua compare-and-pexpire of a lease's key on one server;
 // on success the lease's validity restarts from the moment it was sent.
-func casExtend(ctx context.Context, cfg Config, rdb redis.Scripter, l *Lease, ttl time.Duration) error {
+func casExtend(ctx context.Context, rdb redis.Scripter, cfg Config, l *Lease, ttl time.Duration) error {
 	start := time.Now()
 	n, err := extendScript.Run(ctx, rdb, []string{KeyFor(l.Resource)}, l.Token, ttl.Milliseconds()).Int()
 	if err != nil {

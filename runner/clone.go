@@ -18,13 +18,13 @@ func (r *run) Clone(ctx context.Context, client string) (faults.Heal, error) {
 	name := client + "-clone"
 	r.mu.Lock()
 	wctx := r.wctx
-	_, running := r.procs[name]
-	if r.procs[client] == nil || running || wctx == nil {
+	switch {
+	case r.procs[client] == nil || wctx == nil:
 		r.mu.Unlock()
-		if running {
-			return nil, fmt.Errorf("%s already has a clone", client)
-		}
 		return nil, fmt.Errorf("unknown client %q", client)
+	case r.procs[name] != nil:
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%s already has a clone", client)
 	}
 	r.clones[name] = client
 	r.mu.Unlock()

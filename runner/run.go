@@ -448,6 +448,10 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		go func() {
 			defer wg.Done()
 			defer r.recoverInto(cancel)
+			// workload.start_apart: cN's first round (N-1) × start_apart after c1's.
+			if sleep(wctx, time.Duration(i-1)*r.sc.Workload.StartApart.D()) != nil {
+				return
+			}
 			r.clientLoop(wctx, name)
 		}()
 	}

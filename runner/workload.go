@@ -109,12 +109,6 @@ func (r *run) nextOp() int64 {
 // restarted under the same name.
 func (r *run) clientLoop(ctx context.Context, name string) {
 	wl := r.sc.Workload
-	var n int
-	if _, err := fmt.Sscanf(name, "c%d", &n); err == nil && n > 1 && wl.StartApart.D() > 0 {
-		if err := sleep(ctx, time.Duration(n-1)*wl.StartApart.D()); err != nil {
-			return
-		}
-	}
 	for ctx.Err() == nil {
 		r.mu.Lock()
 		p := r.procs[name]

@@ -290,7 +290,6 @@ type quorumLock struct {
 }
 
 func init() {
-	majority := func(n int) int { return n/2 + 1 }
 	for _, b := range []struct {
 		name, promises string
 		need           func(masters int) int
@@ -319,7 +318,10 @@ func init() {
 	}
 }
 
-func (q *quorumLock) quorum() int { return len(q.nodes)/2 + 1 }
+// majority is Redlock's quorum of n masters.
+func majority(n int) int { return n/2 + 1 }
+
+func (q *quorumLock) quorum() int { return majority(len(q.nodes)) }
 
 // each runs f on every master at once and counts the successes.
 func (q *quorumLock) each(ctx context.Context, f func(context.Context, *redis.Client) (bool, error)) int {
