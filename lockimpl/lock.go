@@ -146,6 +146,9 @@ type Info struct {
 	// Failpoints are the failpoint names the lock's own code hits (the
 	// worker's critical section adds cs-after-read and cs-before-write).
 	Failpoints []string
+	// Version is the exact version of the lock's code: a library's module
+	// or package version ("" for lockfault's own algorithms).
+	Version string
 }
 
 // Capabilities a lock may claim (Info.Caps).

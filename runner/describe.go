@@ -36,5 +36,5 @@ func Describe(ctx context.Context, workerCommand []string, lock string) (lockimp
 		return lockimpl.Info{}, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, lock)
 	}
 	return lockimpl.Info{Name: m.Lock, Needs: m.Needs, Caps: m.Caps, Failpoints: m.Failpoints,
-		Source: "external worker: " + JoinCommand(workerCommand)}, nil
+		Options: m.Options, Version: m.Version, Source: "external worker: " + JoinCommand(workerCommand)}, nil
 }

@@ -79,6 +79,12 @@ type Message struct {
 	Needs      string   `json:"needs,omitempty"`      // single, masters, etcd
 	Caps       []string `json:"caps,omitempty"`       // lockimpl.Cap* names
 	Failpoints []string `json:"failpoints,omitempty"` // failpoint names the lock can hit
+	// Options are the lock option names the worker understands (init's
+	// options are checked against them before anything starts).
+	Options []string `json:"options,omitempty"`
+	// Version is the exact version of the lock's code (a library's module
+	// or package version), recorded on cards and keyed on by baselines.
+	Version string `json:"version,omitempty"`
 
 	// Code classifies an error reply or message: "not-supported" (the
 	// worker cannot do this command, failpoint or option: definite),

@@ -31,6 +31,8 @@ const (
 	MaxFailpointCount = 1_000_000       // failpoint count: 1 .. 10^6 (absent or 0: 1)
 	MaxOffsetMs       = 366 * 86400_000 // clock offset_ms: within ±366 days
 	MaxFailpointNames = 1000            // ready: at most this many failpoint names
+	MaxOptionNames    = 100             // ready: at most this many option names
+	MaxVersionLen     = 200             // ready: the version string's length
 	maxString         = 4096            // any string field
 )
 
@@ -398,6 +400,17 @@ func ValidateReady(m Message) error {
 		if f == "" || len(f) > maxString {
 			return fmt.Errorf("ready: field failpoints: empty or over-long name")
 		}
+	}
+	if len(m.Options) > MaxOptionNames {
+		return fmt.Errorf("ready: field options: %d names (allowed: at most %d)", len(m.Options), MaxOptionNames)
+	}
+	for _, o := range m.Options {
+		if o == "" || len(o) > maxString {
+			return fmt.Errorf("ready: field options: empty or over-long name")
+		}
+	}
+	if len(m.Version) > MaxVersionLen {
+		return fmt.Errorf("ready: field version: %d bytes (allowed: at most %d)", len(m.Version), MaxVersionLen)
 	}
 	return nil
 }

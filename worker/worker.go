@@ -302,7 +302,7 @@ func (w *Worker) init(c Command) error {
 			return err
 		}
 	}
-	w.send(Message{Type: "ready", Pid: os.Getpid(), Lock: info.Name, Needs: info.Needs, Caps: info.Caps, Failpoints: w.failpointNames()})
+	w.send(Message{Type: "ready", Pid: os.Getpid(), Lock: info.Name, Needs: info.Needs, Caps: info.Caps, Failpoints: w.failpointNames(), Options: info.Options, Version: info.Version})
 	return nil
 }
 
