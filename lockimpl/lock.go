@@ -59,6 +59,12 @@ type Lease struct {
 	// client's wall clock, so a step of that clock (clock-client) moves it:
 	// a lock that measures validity on wall time is exposed.
 	ValidUntil time.Time
+	// Renewing says the lock renews this grant on its own (a watchdog, a
+	// heartbeat, an auto-extending library) and claims it holds until it
+	// is released or the lock reports it lost: Validity and ValidUntil are
+	// then what the lock last knew, or zero when it does not say. Without
+	// Renewing, a zero or negative Validity means the grant has expired.
+	Renewing bool
 	// State is implementation-private.
 	State any
 }
