@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -96,10 +97,13 @@ func (r Row) Summary() string {
 
 // Card is one lock's report card.
 type Card struct {
-	Lock     string        `json:"lock"`
-	Needs    string        `json:"needs,omitempty"`
-	Caps     []string      `json:"caps,omitempty"`
-	Worker   string        `json:"worker,omitempty"` // external worker command, if any
+	Lock   string   `json:"lock"`
+	Needs  string   `json:"needs,omitempty"`
+	Caps   []string `json:"caps,omitempty"`
+	Worker string   `json:"worker,omitempty"` // external worker command, if any
+	// Version is the exact version of the lock's code (a library's module
+	// or package version); a baseline keys on it.
+	Version  string        `json:"version,omitempty"`
 	Backend  string        `json:"backend"`
 	RunID    string        `json:"run_id"`
 	Started  time.Time     `json:"started"`
@@ -107,6 +111,22 @@ type Card struct {
 	Rows     []Row         `json:"rows"`
 	// Dir is the folder the card was written to (not serialised).
 	Dir string `json:"-"`
+}
+
+// RelativeTo is a copy of the card whose report paths are relative to dir
+// (the folder a file that links them is written to).
+func (c *Card) RelativeTo(dir string) *Card {
+	rel := *c
+	rel.Rows = append([]Row(nil), c.Rows...)
+	for i, r := range rel.Rows {
+		if r.Report == "" {
+			continue
+		}
+		if p, err := filepath.Rel(dir, r.Report); err == nil {
+			rel.Rows[i].Report = filepath.ToSlash(p)
+		}
+	}
+	return &rel
 }
 
 // Sort orders the rows by property name.

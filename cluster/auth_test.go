@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockfault/lockfault"
 )
 
 // testPassword is generated per run: no secret is ever committed.
@@ -25,7 +27,7 @@ func testPassword(t *testing.T) string {
 func TestAuthOnNodesReplicasAndSentinels(t *testing.T) {
 	ctx := context.Background()
 	pw := testPassword(t)
-	c := startTopology(t, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3, Password: pw})
+	c := startTopology(t, Topology{Kind: lockfault.Replicated, Replicas: 1, Sentinels: 3, Password: pw})
 	addrs, err := c.ClientAddrs("c1")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +75,7 @@ func TestAuthSentinelWithoutAuthPassFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nw.Close()
-	c := &Cluster{Backend: b, Net: nw, Topology: Topology{Kind: Replicated, Replicas: 1, Password: pw}}
+	c := &Cluster{Backend: b, Net: nw, Topology: Topology{Kind: lockfault.Replicated, Replicas: 1, Password: pw}}
 	if err := c.startReplicated(ctx); err != nil {
 		t.Fatal(err)
 	}

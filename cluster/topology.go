@@ -12,14 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-)
 
-// Topology kinds.
-const (
-	Standalone = "standalone" // one master
-	Replicated = "replicated" // a primary with replicas, optionally watched by Sentinels
-	Masters    = "masters"    // N independent masters (Redlock)
-	Etcd       = "etcd"       // one etcd node
+	"github.com/lockfault/lockfault"
 )
 
 // Roles a member can have.
@@ -36,7 +30,7 @@ const SentinelMaster = "lockfault"
 
 // Topology describes the nodes of a run.
 type Topology struct {
-	Kind        string
+	Kind        lockfault.TopologyKind
 	Replicas    int
 	Sentinels   int
 	Masters     int
@@ -78,9 +72,9 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 		}
 	}()
 	switch t.Kind {
-	case Standalone:
+	case lockfault.Standalone:
 		_, err = c.startRedis(ctx, "n1", RolePrimary, nil)
-	case Masters:
+	case lockfault.Masters:
 		if t.Masters < 1 {
 			return nil, fmt.Errorf("masters topology needs masters >= 1")
 		}
@@ -88,9 +82,9 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 			_, err := c.startRedis(ctx, fmt.Sprintf("n%d", i+1), RoleMaster, nil)
 			return err
 		})
-	case Replicated:
+	case lockfault.Replicated:
 		err = c.startReplicated(ctx)
-	case Etcd:
+	case lockfault.Etcd:
 		var n Node
 		n, err = b.Start(ctx, NodeSpec{Name: "e1", Kind: KindEtcd})
 		if err == nil {
@@ -335,34 +329,30 @@ func (c *Cluster) Resolve(target string) ([]*Member, error) {
 	}
 	var out []*Member
 	switch target {
-	case "primary":
+	case lockfault.TargetPrimary:
 		out = c.WithRole(RolePrimary)
-	case "replica":
+	case lockfault.TargetReplica:
 		out = first(c.WithRole(RoleReplica), 1)
-	case "replicas":
+	case lockfault.TargetReplicas:
 		out = c.WithRole(RoleReplica)
-	case "master":
+	case lockfault.TargetMaster:
 		out = first(c.WithRole(RoleMaster), 1)
-	case "masters":
+	case lockfault.TargetMasters:
 		out = c.WithRole(RoleMaster)
-	case "minority":
+	case lockfault.TargetMinority:
 		ms := c.WithRole(RoleMaster)
 		out = first(ms, (len(ms)-1)/2)
-	case "majority":
+	case lockfault.TargetMajority:
 		ms := c.WithRole(RoleMaster)
 		out = first(ms, len(ms)/2+1)
-	case "sentinels":
+	case lockfault.TargetSentinels:
 		out = c.WithRole(RoleSentinel)
-	case "etcd":
+	case lockfault.TargetEtcd:
 		out = c.WithRole(RoleEtcd)
-	case "all":
+	case lockfault.TargetAll:
 		out = c.DataNodes()
 	default:
-		var names []string
-		for _, m := range c.Members() {
-			names = append(names, m.Name)
-		}
-		return nil, fmt.Errorf("unknown target %q (allowed: a node name %s, or primary, replica, replicas, master, masters, minority, majority, sentinels, etcd, all)", target, strings.Join(names, ", "))
+		return nil, fmt.Errorf("unknown target %q (allowed: %s)", target, strings.Join(NodeTargets(c.Topology), ", "))
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("target %q matches no node in this topology", target)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockfault/lockfault"
 )
 
 func startTopology(t *testing.T, topo Topology) *Cluster {
@@ -33,7 +35,7 @@ func startTopology(t *testing.T, topo Topology) *Cluster {
 // scenarios rely on.
 func TestReplicationThroughPeerProxy(t *testing.T) {
 	ctx := context.Background()
-	c := startTopology(t, Topology{Kind: Replicated, Replicas: 1})
+	c := startTopology(t, Topology{Kind: lockfault.Replicated, Replicas: 1})
 	addrs, err := c.ClientAddrs("c1")
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func waitKey(t *testing.T, r *redis.Client, key string, want bool) {
 // Killing the primary makes the Sentinels promote the replica.
 func TestSentinelFailover(t *testing.T) {
 	ctx := context.Background()
-	c := startTopology(t, Topology{Kind: Replicated, Replicas: 1, Sentinels: 3})
+	c := startTopology(t, Topology{Kind: lockfault.Replicated, Replicas: 1, Sentinels: 3})
 	if got := c.SentinelPrimary(ctx); got == nil || got.Name != "n1" {
 		t.Fatalf("sentinels' primary = %v, want n1", got)
 	}

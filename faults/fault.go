@@ -63,11 +63,21 @@ type Client interface {
 	Send(c worker.Command) error
 }
 
+// Targets is what a fault acts on.
+type Targets string
+
+// What a fault may act on.
+const (
+	TargetsNode   Targets = "node"   // nodes: a name (n1) or a role (primary, masters, all, ...)
+	TargetsClient Targets = "client" // clients: a name (c1), holder, others, all, trigger
+	TargetsNone   Targets = "none"   // the topology as a whole (a Sentinel failover)
+)
+
 // Info describes a registered fault.
 type Info struct {
 	Name        string
 	Description string
-	Targets     string   // "node", "client" or "none"
+	Targets     Targets
 	Params      []string // params it understands
 }
 

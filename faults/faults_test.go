@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/worker"
-	"github.com/redis/go-redis/v9"
 )
 
 // env is a real cluster with one named client whose proxies exist but no
@@ -86,7 +88,7 @@ func client(addr string) *redis.Client {
 }
 
 func TestPartitionClientDropAndHeal(t *testing.T) {
-	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Masters, Masters: 2})
+	e, addrs := newEnv(t, cluster.Topology{Kind: lockfault.Masters, Masters: 2})
 	r1, r2 := client(addrs["n1"]), client(addrs["n2"])
 	defer r1.Close()
 	defer r2.Close()
@@ -107,7 +109,7 @@ func TestPartitionClientDropAndHeal(t *testing.T) {
 }
 
 func TestLatencyIsAdded(t *testing.T) {
-	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Standalone})
+	e, addrs := newEnv(t, cluster.Topology{Kind: lockfault.Standalone})
 	r := redis.NewClient(&redis.Options{Addr: addrs["n1"]})
 	defer r.Close()
 	ctx := context.Background()
@@ -126,7 +128,7 @@ func TestLatencyIsAdded(t *testing.T) {
 }
 
 func TestKillHealRestartsBehindTheSameProxy(t *testing.T) {
-	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Standalone})
+	e, addrs := newEnv(t, cluster.Topology{Kind: lockfault.Standalone})
 	r := client(addrs["n1"])
 	defer r.Close()
 	ctx := context.Background()
@@ -143,7 +145,7 @@ func TestKillHealRestartsBehindTheSameProxy(t *testing.T) {
 }
 
 func TestPromoteAndRejoin(t *testing.T) {
-	e, _ := newEnv(t, cluster.Topology{Kind: cluster.Replicated, Replicas: 1})
+	e, _ := newEnv(t, cluster.Topology{Kind: lockfault.Replicated, Replicas: 1})
 	ctx := context.Background()
 	inject(t, e, "kill", "primary", nil)
 	h := inject(t, e, "promote", "replica", nil)
@@ -166,7 +168,7 @@ func TestClockJumpMovesServerTime(t *testing.T) {
 	if _, err := cluster.ClockShimPath(); err != nil {
 		t.Skipf("clock shim not built: %v", err)
 	}
-	e, addrs := newEnv(t, cluster.Topology{Kind: cluster.Standalone, ClockShim: true})
+	e, addrs := newEnv(t, cluster.Topology{Kind: lockfault.Standalone, ClockShim: true})
 	r := client(addrs["n1"])
 	defer r.Close()
 	ctx := context.Background()

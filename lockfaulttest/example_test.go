@@ -1,45 +1,72 @@
 package lockfaulttest_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lockfault/lockfault/lockfaulttest"
 )
 
-// In your module's test file: register your lock in TestMain (the test
-// binary then also serves as lockfault's worker) and run the suite in a
-// test. Each property is a subtest:
+// newMyLock builds your lock for one simulated client.
+func newMyLock(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
+	return newMinimal(false)(cfg)
+}
+
+// Your lock, described once: what it needs and what it claims.
+var myLock = lockfaulttest.LockDef{
+	Info: lockfaulttest.Info{Name: "mylock", Needs: lockfaulttest.NeedsSingle},
+	New:  newMyLock,
+}
+
+// In your module's test file, run the suite in a test. Each property is a
+// subtest:
 //
 //	go test -run 'TestMyLock/exclusion/no-faults'
 //	go test -short             # half the fault cycles
 //	LOCKFAULT_BACKEND=process go test
 func ExampleRun() {
-	// func TestMain(m *testing.M) {
-	// 	lockfaulttest.Main(m, lockfaulttest.LockDef{
-	// 		Info: lockfaulttest.Info{Name: "mylock", Needs: lockfaulttest.NeedsSingle,
-	// 			Caps: []string{lockfaulttest.CapExtend}},
-	// 		New: newMyLock,
-	// 	})
-	// }
 	_ = func(t *testing.T) {
-		lockfaulttest.Run(t, "mylock", lockfaulttest.Options{})
+		lockfaulttest.Run(t, myLock, lockfaulttest.Options{})
 	}
 }
 
-// Suite is the error-returning form: it writes the report card (suite.md,
-// suite.png, junit.xml, ...) and returns it.
-func ExampleSuite() {
-	_ = func() error {
-		c, err := lockfaulttest.Suite(context.Background(), "mylock", lockfaulttest.Options{Backend: "process", Short: true})
-		if err != nil {
-			return err
+// Which properties apply depends on what the lock claims: a lock without
+// the extend capability is not attacked on extends.
+func ExampleProperties() {
+	run, notClaimed := lockfaulttest.Properties(myLock.Info)
+	for _, p := range run {
+		if p == "exclusion/no-faults" || p == "stale/release-after-pause" {
+			fmt.Println("runs:", p)
 		}
-		for _, r := range c.Rows {
-			fmt.Println(r.Property, r.Outcome)
-		}
-		fmt.Println("card:", c.Dir)
-		return nil
 	}
+	fmt.Println("not claimed:", notClaimed["extend/after-pause"])
+	// Output:
+	// runs: exclusion/no-faults
+	// runs: stale/release-after-pause
+	// not claimed: mylock does not claim extend
+}
+
+// Explain turns a violated property into sentences, as a failing subtest
+// prints them.
+func ExampleExplain() {
+	row := lockfaulttest.Row{
+		Property:    "exclusion/no-faults",
+		Explanation: "with no faults at all, no two clients ever hold the lock at once and no update is lost",
+		Outcome:     lockfaulttest.Violated,
+		Expect:      []string{"safe"},
+		Observed:    []string{"overlap", "corruption"},
+		BadCycles:   3, Cycles: 3,
+		Findings: []string{"Two holders at once: c4 (lease c4-1) and c1 (lease c1-3) both held the lock for 21ms"},
+		Report:   "reports/exclusion-no-faults/run/report.md",
+		Duration: 4 * time.Second,
+	}
+	fmt.Println(lockfaulttest.Explain(row))
+	// Output:
+	// property exclusion/no-faults is violated: the lock broke this promise.
+	//   promise:  with no faults at all, no two clients ever hold the lock at once and no update is lost
+	//   observed: overlap, corruption in 3 of 3 fault cycles (the property expects: safe)
+	//   what happened:
+	//     - Two holders at once: c4 (lease c4-1) and c1 (lease c1-3) both held the lock for 21ms
+	//   report:   reports/exclusion-no-faults/run/report.md (timeline.png and history.jsonl beside it)
 }

@@ -2,33 +2,58 @@
 // every property of lockfault's suite (mutual exclusion without faults, a
 // crashed holder, a stale holder, extend, clocks, failover, fencing, ...)
 // runs against your lock on real Redis/etcd nodes, under the faults that
-// break that property, and each is a subtest with a stable name.
+// break that property, each as a subtest with a stable name.
 //
-// Implement Lock (and Extender if your lock can extend), then:
-//
-//	func TestMain(m *testing.M) {
-//		lockfaulttest.Main(m, lockfaulttest.LockDef{
-//			Info: lockfaulttest.Info{Name: "mylock", Needs: lockfaulttest.NeedsSingle,
-//				Caps: []string{lockfaulttest.CapExtend}},
-//			New: newMyLock,
-//		})
+//	var myLock = lockfaulttest.LockDef{
+//		Info: lockfaulttest.Info{Name: "mylock", Needs: lockfaulttest.NeedsSingle,
+//			Caps: []string{lockfaulttest.CapExtend}},
+//		New: newMyLock, // func(lockfaulttest.Config) (lockfaulttest.Lock, error)
 //	}
 //
-//	func TestMyLock(t *testing.T) { lockfaulttest.Run(t, "mylock", lockfaulttest.Options{}) }
+//	func TestMyLock(t *testing.T) { lockfaulttest.Run(t, myLock, lockfaulttest.Options{}) }
 //
-// Main makes the test binary serve as lockfault's worker process (the
-// harness starts it again with LOCKFAULT_ROLE=worker), so your lock's code
-// runs unchanged in each simulated client. Run runs one subtest per
-// property: `go test -run 'TestMyLock/exclusion/no-faults'` and `-skip`
-// select them, `-short` halves the fault cycles, a property whose
-// capability your lock does not claim (Info.Caps) is skipped with the
-// reason, and a violation fails its subtest with the findings in plain
-// sentences and the path of the run's report (kept; reports of properties
-// that held are removed unless Options.KeepReports).
+// One lock per test function: the worker processes run the calling test.
+//
+// Each simulated client is a separate process: lockfault starts your test
+// binary again with only the calling test selected (and LOCKFAULT_ROLE=
+// worker), and there Run serves lockfault's worker protocol with your lock
+// instead of running the suite; your lock's code runs unchanged in each
+// client. No TestMain is needed.
+//
+// `go test -run 'TestMyLock/exclusion/no-faults'` and `-skip` select
+// properties, `-short` halves the fault cycles, a property whose capability
+// your lock does not claim (Info.Caps) is skipped with the reason, and a
+// violation fails its subtest with the findings in plain sentences and the
+// path of the run's report (kept; reports of properties that held are
+// removed unless Options.KeepReports).
 //
 // The nodes run as local processes (Debian's redis-server, redis-sentinel,
 // etcd) or Docker containers: Options.Backend, or the LOCKFAULT_BACKEND
 // environment variable ("process", "docker", "auto"; default auto).
+//
+// # The lock contract
+//
+// A Lock is built once per simulated client by LockDef.New, with the
+// client's Config (endpoints, options, wall clock, failpoint and renewal
+// hooks). Across a failover the harness may build a new Lock (new
+// endpoints) while grants of the old one are still held: a Lease returned
+// by one Lock must be releasable and extendable by a later Lock of the same
+// client, and Close must not release anything.
+//
+//   - Acquire returns an error wrapping ErrNotAcquired only when it
+//     certainly left no grant behind; any other error means "unknown".
+//   - Release and Extend return ErrNotHeld when the caller's grant is gone.
+//   - Lease.Validity/ValidUntil is what your lock claims the grant is good
+//     for, measured on Go's monotonic clock (time.Now, time.Since). A zero
+//     or negative Validity means the grant has already expired, never "no
+//     end": a lock that renews its grants on its own (a watchdog) sets
+//     Lease.Renewing and calls Config.OnRenew after each renewal.
+//   - Config.Now is the client's wall clock, which the clock-client fault
+//     steps: read wall time through it if your lock uses Unix timestamps.
+//   - Config.Hit(name) marks a step inside your lock that a property may
+//     attack (declare it in Info.Failpoints). Without it, the properties
+//     that attack a step inside a lock fire on the Redis command your lock
+//     sends at that step instead.
 package lockfaulttest
 
 import (
@@ -36,12 +61,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
@@ -56,14 +84,10 @@ type (
 	Lease          = lockimpl.Lease
 	AcquireOptions = lockimpl.AcquireOptions
 	Config         = lockimpl.Config
-	Endpoints      = lockimpl.Endpoints
-	Clock          = lockimpl.Clock
 	Info           = lockimpl.Info
-	Factory        = lockimpl.Factory
 	// Card is the report card Suite returns; Row one property's line.
-	Card    = card.Card
-	Row     = card.Row
-	Outcome = card.Outcome
+	Card = card.Card
+	Row  = card.Row
 )
 
 // Errors a lock returns: ErrNotAcquired when another client holds the lock
@@ -76,9 +100,9 @@ var (
 
 // What a lock needs (Info.Needs): the topology its properties run on.
 const (
-	NeedsSingle  = "single"  // one Redis master (Endpoints.Primary), replicated with failover where a property needs it
-	NeedsMasters = "masters" // independent Redis masters (Endpoints.Masters), Redlock-style
-	NeedsEtcd    = "etcd"    // an etcd cluster (Endpoints.Etcd)
+	NeedsSingle  = lockimpl.NeedsSingle  // one Redis master (Endpoints.Primary), replicated with failover where a property needs it
+	NeedsMasters = lockimpl.NeedsMasters // independent Redis masters (Endpoints.Masters), Redlock-style
+	NeedsEtcd    = lockimpl.NeedsEtcd    // an etcd cluster (Endpoints.Etcd)
 )
 
 // Capabilities a lock may claim (Info.Caps); the properties that test a
@@ -91,7 +115,7 @@ const (
 	CapReplicaAck = lockimpl.CapReplicaAck
 )
 
-// Outcomes of a property.
+// Outcomes of a property (Row.Outcome).
 const (
 	Held         = card.Held
 	Violated     = card.Violated
@@ -99,68 +123,37 @@ const (
 	HarnessError = card.HarnessError
 )
 
-// LockDef is one of your locks: its description and its constructor. The
-// worker calls New once per simulated client with the endpoints of the
-// nodes and the client's wall clock (Config.Now), which the clock-client
-// fault steps. Measure validity as your lock does in production: on Go's
-// monotonic clock (time.Now, time.Since) it is immune to the steps, as it
-// should be; if your lock reads wall time (Unix timestamps), read it
-// through Config.Now so the steps reach it (property clock/client-steps).
+// LockDef is your lock: its description and its constructor, called once
+// per simulated client.
 //
 // Info.Needs says which nodes the lock uses; Info.Caps what it promises
-// beyond mutual exclusion. Info.Failpoints names steps of your own code
-// that the suite may attack: declare one and call Config.Hit(name) at that
-// step, and the properties that need it run (run `simulate suite -list`
-// for which property needs which; for example "after-setnx", between an
-// acquire's first write and the rest of it, and "release-after-get",
-// inside a release after the key was checked and before it is deleted).
-// A property whose failpoint is never hit during its run is not held.
+// beyond mutual exclusion; Info.Failpoints names steps of your own code
+// that the suite may attack (call Config.Hit(name) there); Info.Options
+// the option names your lock understands.
 type LockDef struct {
 	Info Info
-	New  Factory
+	New  func(Config) (Lock, error)
 }
 
-var served atomic.Bool
-
-// Main registers your locks and runs the tests, or, when the harness
-// started this binary as a worker, serves the worker protocol instead.
-// Call it from TestMain; it does not return.
-func Main(m *testing.M, locks ...LockDef) {
-	if err := Register(locks...); err != nil {
-		fmt.Fprintln(os.Stderr, "lockfaulttest.Main:", err)
-		os.Exit(2)
+// check refuses a bad description: a name, Needs one of single, masters,
+// etcd, known capabilities, a constructor.
+func (d LockDef) check() error {
+	i := d.Info
+	switch {
+	case i.Name == "" || strings.ContainsAny(i.Name, " /\t\n") || len(i.Name) > 100:
+		return fmt.Errorf("lock %q: Info.Name must be a non-empty word of at most 100 bytes without spaces or slashes", i.Name)
+	case !slices.Contains(lockfault.AllNeeds, i.Needs):
+		return fmt.Errorf("lock %s: Info.Needs %q is not allowed (allowed: single, masters, etcd)", i.Name, i.Needs)
+	case d.New == nil:
+		return fmt.Errorf("lock %s: New is nil", i.Name)
 	}
-	if worker.IsWorker() {
-		worker.Main()
-		return
+	if _, taken := lockimpl.Lookup(i.Name); taken {
+		return fmt.Errorf("lock %s: the name is taken by a built-in lock (built-in locks: %s)", i.Name, strings.Join(lockimpl.Names(), ", "))
 	}
-	served.Store(true)
-	os.Exit(m.Run())
-}
-
-// Register adds locks to lockfault's registry; Main calls it. It checks
-// each description: a name, Needs one of single, masters, etcd, known
-// capabilities, and a constructor.
-func Register(locks ...LockDef) error {
-	for _, l := range locks {
-		i := l.Info
-		switch {
-		case i.Name == "" || strings.ContainsAny(i.Name, " /\t"):
-			return fmt.Errorf("lock %q: Info.Name must be a non-empty word without spaces or slashes", i.Name)
-		case i.Needs != NeedsSingle && i.Needs != NeedsMasters && i.Needs != NeedsEtcd:
-			return fmt.Errorf("lock %s: Info.Needs %q is not allowed (allowed: %s, %s, %s)", i.Name, i.Needs, NeedsSingle, NeedsMasters, NeedsEtcd)
-		case l.New == nil:
-			return fmt.Errorf("lock %s: New is nil", i.Name)
+	for _, c := range i.Caps {
+		if !slices.Contains(lockimpl.AllCaps, c) {
+			return fmt.Errorf("lock %s: Info.Caps: %q is not allowed (allowed: %s)", i.Name, c, strings.Join(lockimpl.AllCaps, ", "))
 		}
-		for _, c := range i.Caps {
-			if !known(lockimpl.AllCaps, c) {
-				return fmt.Errorf("lock %s: Info.Caps: %q is not allowed (allowed: %s)", i.Name, c, strings.Join(lockimpl.AllCaps, ", "))
-			}
-		}
-		if _, dup := lockimpl.Lookup(i.Name); dup {
-			return fmt.Errorf("lock %s: the name is taken (built-in locks: %s)", i.Name, strings.Join(lockimpl.Names(), ", "))
-		}
-		lockimpl.Register(i, l.New)
 	}
 	return nil
 }
@@ -196,12 +189,14 @@ type Options struct {
 	KnownViolations map[string]string
 }
 
-func (o Options) withDefaults() Options {
+// resolve checks the options and turns them into the suite's.
+func (o Options) resolve(lock string, short bool) (suite.Options, error) {
 	if o.Backend == "" {
 		o.Backend = os.Getenv("LOCKFAULT_BACKEND")
 	}
-	if o.Backend == "" {
-		o.Backend = "auto"
+	b, err := cluster.ParseBackend(o.Backend)
+	if err != nil {
+		return suite.Options{}, fmt.Errorf("backend (Options.Backend or LOCKFAULT_BACKEND): %v", err)
 	}
 	if o.ReportsDir == "" {
 		o.ReportsDir = os.Getenv("LOCKFAULT_REPORTS")
@@ -209,105 +204,128 @@ func (o Options) withDefaults() Options {
 	if o.ReportsDir == "" {
 		o.ReportsDir = filepath.Join(os.TempDir(), "lockfault-reports")
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = runner.SuiteTimeout
+	for name := range o.KnownViolations {
+		if _, ok := suite.Lookup(name); !ok {
+			return suite.Options{}, fmt.Errorf("Options.KnownViolations: %q is not a property of the suite (properties: %s)", name, strings.Join(suite.Names(), ", "))
+		}
 	}
-	return o
-}
-
-func (o Options) check() error {
-	switch o.Backend {
-	case "process", "docker", "auto":
-	default:
-		return fmt.Errorf("backend %q is not allowed (allowed: process, docker, auto; from Options.Backend or LOCKFAULT_BACKEND)", o.Backend)
+	so := suite.Options{Run: runner.Options{Backend: b, ReportsDir: o.ReportsDir}, Cycles: o.Cycles, Parallel: o.Parallel,
+		Only: o.Only, Skip: o.Skip, Short: o.Short || short, Timeout: o.Timeout}
+	if err := so.Check(); err != nil {
+		return suite.Options{}, fmt.Errorf("Options: %v", err)
 	}
-	if o.Cycles < 0 || o.Cycles > 1000 {
-		return fmt.Errorf("Options.Cycles %d: want 0 (the property's own) to 1000", o.Cycles)
-	}
-	return nil
+	return so, nil
 }
 
 // Run runs every property of the suite against the lock, each as a
 // parallel subtest named after the property. A violation fails the
 // subtest with the findings and the report path; a property the lock does
 // not claim is skipped with the reason; a harness failure fails it as
-// such (it says nothing about the lock).
-func Run(t *testing.T, lock string, opts Options) {
+// such (it says nothing about the lock). In the worker processes lockfault
+// starts from this test binary, Run serves the lock instead (see the
+// package documentation).
+func Run(t *testing.T, def LockDef, opts Options) {
 	t.Helper()
-	info, err := setup(lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := opts.withDefaults()
-	if err := o.check(); err != nil {
-		t.Fatal("lockfaulttest:", err)
-	}
-	ro := runner.Options{Lock: lock, Backend: o.Backend, Cycles: o.Cycles, ReportsDir: filepath.Join(o.ReportsDir, "gotest", lock)}
-	apply, notClaimed, err := runner.SelectProperties(info, o.Only, o.Skip)
+	subj := serve(t, def)
+	so, err := opts.resolve(def.Info.Name, testing.Short())
 	if err != nil {
 		t.Fatal("lockfaulttest:", err)
 	}
-	for name := range o.KnownViolations {
-		if _, ok := suite.Lookup(name); !ok {
-			t.Fatalf("lockfaulttest: Options.KnownViolations: %q is not a property of the suite (properties: %s)", name, strings.Join(runner.PropertyNames(), ", "))
-		}
-	}
-	selected := map[string]bool{}
-	for _, p := range apply {
-		selected[p.Name] = true
+	so.Run.ReportsDir = filepath.Join(so.Run.ReportsDir, "gotest", def.Info.Name)
+	apply, notClaimed, err := suite.Select(subj.Info, so.Only, so.Skip)
+	if err != nil {
+		t.Fatal("lockfaulttest:", err)
 	}
 	for _, p := range suite.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			if why, ok := notClaimed[p.Name]; ok {
 				t.Skipf("not claimed: %s", why)
 			}
-			if !selected[p.Name] {
+			if !slices.ContainsFunc(apply, func(q suite.Property) bool { return q.Name == p.Name }) {
 				t.Skip("not selected by Options.Only/Skip")
 			}
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+			ctx, cancel := context.WithTimeout(context.Background(), so.Timeout)
 			defer cancel()
-			row := runner.RunProperty(ctx, p, info, ro, testing.Short() || o.Short)
-			switch row.Outcome {
-			case card.Held:
-				t.Logf("held: %s (%v)", p.Explanation, row.Duration.Round(time.Second))
-				if why, ok := o.KnownViolations[p.Name]; ok {
-					t.Logf("listed as a known violation (%s), but it held this time", why)
-				}
-				if !o.KeepReports && row.Report != "" {
-					run := filepath.Dir(row.Report)
-					os.RemoveAll(run)
-					os.Remove(filepath.Dir(run)) // the scenario's folder, when it is now empty
-				}
-			case card.Violated:
-				if why, ok := o.KnownViolations[p.Name]; ok {
-					t.Skipf("known violation (%s):\n%s", why, Explain(row))
-				}
-				t.Error(Explain(row))
-			default:
-				t.Errorf("harness error (not a verdict on %s): %s\nreport: %s", lock, row.Finding, orNone(row.Report))
-			}
+			report(t, suite.RunProperty(ctx, p, subj, so), opts)
 		})
+	}
+}
+
+// report turns a property's row into the subtest's result.
+func report(t *testing.T, row Row, opts Options) {
+	switch row.Outcome {
+	case card.Held:
+		t.Logf("held: %s (%v)", row.Explanation, row.Duration.Round(time.Second))
+		if why, ok := opts.KnownViolations[row.Property]; ok {
+			t.Logf("listed as a known violation (%s), but it held this time", why)
+		}
+		if !opts.KeepReports && row.Report != "" {
+			run := filepath.Dir(row.Report)
+			os.RemoveAll(run)
+			os.Remove(filepath.Dir(run)) // the scenario's folder, when it is now empty
+		}
+	case card.Violated:
+		if why, ok := opts.KnownViolations[row.Property]; ok {
+			t.Skipf("known violation (%s):\n%s", why, Explain(row))
+		}
+		t.Error(Explain(row))
+	default:
+		t.Errorf("harness error (not a verdict on the lock): %s\nreport: %s", row.Finding, orNone(row.Report))
 	}
 }
 
 // Suite runs the suite against the lock and writes its report card (the
 // same folder `simulate suite` writes, under Options.ReportsDir/suite/):
 // the error-returning form of Run, for a test that asserts on the card.
-func Suite(ctx context.Context, lock string, opts Options) (*Card, error) {
-	info, err := setup(lock)
+// t is the calling test (its binary serves the workers).
+func Suite(t testing.TB, def LockDef, opts Options) (*Card, error) {
+	subj := serve(t, def)
+	so, err := opts.resolve(def.Info.Name, false)
 	if err != nil {
 		return nil, err
 	}
-	o := opts.withDefaults()
-	if err := o.check(); err != nil {
-		return nil, err
-	}
-	c, _, err := runner.RunSuite(ctx, runner.SuiteOptions{
-		Options: runner.Options{Lock: lock, Backend: o.Backend, Cycles: o.Cycles, ReportsDir: o.ReportsDir},
-		Info:    info, Parallel: o.Parallel, Only: o.Only, Skip: o.Skip, Short: o.Short, Timeout: o.Timeout,
-	}, nil)
+	c, _, err := suite.Run(context.Background(), subj, so, nil)
 	return c, err
+}
+
+// Properties lists the properties the suite would run against a lock with
+// this description, and those it does not claim with the reason.
+func Properties(info Info) (run []string, notClaimed map[string]string) {
+	apply, nc, _ := suite.Select(info, nil, nil)
+	for _, p := range apply {
+		run = append(run, p.Name)
+	}
+	return run, nc
+}
+
+// serve returns the lock as the suite's subject: the calling test's binary,
+// started again with only that test selected, is every client's worker.
+// In such a worker process it serves the worker protocol with def and
+// never returns.
+func serve(t testing.TB, def LockDef) runner.Subject {
+	t.Helper()
+	if err := def.check(); err != nil {
+		t.Fatal("lockfaulttest:", err)
+	}
+	if worker.IsWorker() {
+		lockimpl.Register(def.Info, lockimpl.Factory(def.New))
+		worker.Main() // exits
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal("lockfaulttest:", err)
+	}
+	return runner.Subject{Info: def.Info, Command: []string{self, "-test.run=" + runPattern(t.Name()), "-test.timeout=0"}}
+}
+
+// runPattern selects exactly one test (or subtest) by its name.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
 }
 
 // Explain says what a violated (or failed) property means, in sentences:
@@ -346,26 +364,6 @@ func Explain(r Row) string {
 	}
 	fmt.Fprintf(&b, "  report:   %s (timeline.png and history.jsonl beside it)", orNone(r.Report))
 	return b.String()
-}
-
-func setup(lock string) (Info, error) {
-	if !served.Load() {
-		return Info{}, fmt.Errorf("lockfaulttest: call lockfaulttest.Main(m, ...) from TestMain: the test binary must also serve as the worker")
-	}
-	info, ok := lockimpl.Lookup(lock)
-	if !ok {
-		return Info{}, fmt.Errorf("lockfaulttest: lock %q is not registered (pass it to lockfaulttest.Main; registered: %s)", lock, strings.Join(lockimpl.Names(), ", "))
-	}
-	return info, nil
-}
-
-func known(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func orNone(s string) string {

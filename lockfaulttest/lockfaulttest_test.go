@@ -2,6 +2,7 @@ package lockfaulttest_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ type minimal struct {
 
 var release = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`)
 
-func newMinimal(sloppy bool) lockfaulttest.Factory {
+func newMinimal(sloppy bool) func(lockfaulttest.Config) (lockfaulttest.Lock, error) {
 	return func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
 		return &minimal{rdb: redis.NewClient(&redis.Options{Addr: cfg.Endpoints.Primary, MaxRetries: -1}), cfg: cfg, sloppy: sloppy}, nil
 	}
@@ -68,24 +69,22 @@ func (m *minimal) Release(ctx context.Context, l *lockfaulttest.Lease) error {
 
 func (m *minimal) Close() error { return m.rdb.Close() }
 
-func TestMain(m *testing.M) {
-	lockfaulttest.Main(m,
-		lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "lft-minimal", Needs: lockfaulttest.NeedsSingle}, New: newMinimal(false)},
-		lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "lft-no-nx", Needs: lockfaulttest.NeedsSingle}, New: newMinimal(true)},
-	)
-}
+var (
+	minimalLock = lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "lft-minimal", Needs: lockfaulttest.NeedsSingle}, New: newMinimal(false)}
+	noNXLock    = lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "lft-no-nx", Needs: lockfaulttest.NeedsSingle}, New: newMinimal(true)}
+)
 
 // The correct lock passes the properties it claims (the others skip);
 // examples/golock runs the whole suite, this test two properties.
 func TestMinimalLock(t *testing.T) {
-	lockfaulttest.Run(t, "lft-minimal", lockfaulttest.Options{Backend: "process", Cycles: 2, ReportsDir: t.TempDir(),
+	lockfaulttest.Run(t, minimalLock, lockfaulttest.Options{Backend: "process", Cycles: 2, ReportsDir: t.TempDir(),
 		Only: []string{"exclusion/no-faults", "crash"}})
 }
 
 // The copy with one bug gets a card with the violation, and Explain says
 // what happened in sentences.
 func TestBrokenCopyIsViolated(t *testing.T) {
-	c, err := lockfaulttest.Suite(context.Background(), "lft-no-nx", lockfaulttest.Options{Backend: "process", Cycles: 2,
+	c, err := lockfaulttest.Suite(t, noNXLock, lockfaulttest.Options{Backend: "process", Cycles: 2,
 		ReportsDir: t.TempDir(), Only: []string{"exclusion/no-faults"}})
 	if err != nil {
 		t.Fatal(err)
@@ -102,21 +101,48 @@ func TestBrokenCopyIsViolated(t *testing.T) {
 	}
 }
 
-func TestRegisterRefusesBadDescriptions(t *testing.T) {
+// A bad description or bad options fail the test before anything starts.
+func TestBadDefinitionsAndOptionsAreRefused(t *testing.T) {
 	f := newMinimal(false)
 	cases := []struct {
 		def  lockfaulttest.LockDef
+		opts lockfaulttest.Options
 		want string
 	}{
-		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "", Needs: "single"}, New: f}, "Info.Name must be"},
-		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "zookeeper"}, New: f}, `Info.Needs "zookeeper" is not allowed (allowed: single, masters, etcd)`},
-		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single", Caps: []string{"teleport"}}, New: f}, `Info.Caps: "teleport" is not allowed`},
-		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single"}}, "New is nil"},
-		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "single", Needs: "single"}, New: f}, "the name is taken"},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "", Needs: "single"}, New: f}, lockfaulttest.Options{}, "Info.Name must be"},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "zookeeper"}, New: f}, lockfaulttest.Options{}, `Info.Needs "zookeeper" is not allowed (allowed: single, masters, etcd)`},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single", Caps: []string{"teleport"}}, New: f}, lockfaulttest.Options{}, `Info.Caps: "teleport" is not allowed`},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single"}}, lockfaulttest.Options{}, "New is nil"},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "single", Needs: "single"}, New: f}, lockfaulttest.Options{}, "the name is taken"},
+		{minimalLock, lockfaulttest.Options{Backend: "vm"}, `"vm" is not allowed (allowed: docker, process, auto)`},
+		{minimalLock, lockfaulttest.Options{Cycles: 5000}, "-cycles 5000: want 0 (the property's own) to 1000"},
+		{minimalLock, lockfaulttest.Options{Only: []string{"no/such"}}, `no property matches "no/such"`},
+		{minimalLock, lockfaulttest.Options{KnownViolations: map[string]string{"no/such": "x"}}, `"no/such" is not a property`},
 	}
 	for _, c := range cases {
-		if err := lockfaulttest.Register(c.def); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want %q", c.def.Info, err, c.want)
+		rec := &recorder{TB: t}
+		func() {
+			defer func() { recover() }() // Fatal ends the call
+			if _, err := lockfaulttest.Suite(rec, c.def, c.opts); err != nil {
+				rec.msg = err.Error()
+			}
+		}()
+		if !strings.Contains(rec.msg, c.want) {
+			t.Errorf("%+v %+v: %q, want %q", c.def.Info, c.opts, rec.msg, c.want)
 		}
 	}
+}
+
+// recorder is a testing.TB whose Fatal records the message and stops the
+// call (by panicking, which the caller recovers) instead of failing the
+// test.
+type recorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *recorder) Helper() {}
+func (r *recorder) Fatal(args ...any) {
+	r.msg = fmt.Sprint(args...)
+	panic(r.msg)
 }

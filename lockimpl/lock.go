@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockfault/lockfault"
 )
 
 // ErrNotAcquired means the lock is held by someone else (or a quorum was not
@@ -141,10 +143,10 @@ type Factory func(cfg Config) (Lock, error)
 // Info describes a registered lock.
 type Info struct {
 	Name     string
-	Source   string   // where the algorithm comes from
-	Promises string   // what it claims
-	Needs    string   // "single", "masters" or "etcd": which endpoints it uses
-	Options  []string // option names it understands
+	Source   string          // where the algorithm comes from
+	Promises string          // what it claims
+	Needs    lockfault.Needs // which endpoints it uses
+	Options  []string        // option names it understands
 	// Caps are the promises beyond mutual exclusion that the lock claims
 	// (CapExtend, CapFencing, ...): the property suite attacks exactly
 	// these and reports the others as "not claimed".
@@ -156,6 +158,13 @@ type Info struct {
 	// or package version ("" for lockfault's own algorithms).
 	Version string
 }
+
+// What a lock may need (Info.Needs).
+const (
+	NeedsSingle  = lockfault.NeedsSingle
+	NeedsMasters = lockfault.NeedsMasters
+	NeedsEtcd    = lockfault.NeedsEtcd
+)
 
 // Capabilities a lock may claim (Info.Caps).
 const (

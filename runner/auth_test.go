@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -39,11 +40,10 @@ func runWithPassword(t *testing.T, name, lock, backend string) *Outcome {
 		t.Fatal(err)
 	}
 	sc.Topology.Password = genPassword()
-	opt := Options{Backend: backend, ReportsDir: t.TempDir(), Cycles: 2, Lock: lock}
-	if sc, err = PrepareScenario(sc, opt); err != nil {
-		t.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, opt)
+	opt := Options{Backend: cluster.BackendKind(backend), ReportsDir: t.TempDir()}
+	p := plan(t, sc, builtIn(t, lock), Overrides{Cycles: 2})
+	sc = p.Scenario
+	out, err := Run(context.Background(), p, opt)
 	if err != nil {
 		t.Fatalf("%s with a password: %v", name, err)
 	}

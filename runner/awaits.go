@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/cluster"
 )
 
@@ -15,6 +16,9 @@ const (
 	// awaitInSync: every running replica has applied everything the
 	// primary had written when the step began (its replication offset).
 	awaitInSync = "in-sync"
+	// awaitCommand: a client's Redis command matched (command-level
+	// trigger); the command or its reply is held until the next step ran.
+	awaitCommand = "command"
 )
 
 // polledAwait reports whether an await kind is checked by polling (it has
@@ -35,7 +39,7 @@ func (r *run) awaitPolled(ctx context.Context, kind string, within time.Duration
 // acknowledged before the step is on every replica.
 func (r *run) awaitReplicasInSync(ctx context.Context, within time.Duration) error {
 	c := r.clus
-	if c.Topology.Kind != cluster.Replicated {
+	if c.Topology.Kind != lockfault.Replicated {
 		return nil
 	}
 	p := c.Primary()

@@ -22,7 +22,7 @@ const benchWindow = 3 * time.Second
 
 // throughputScenario: 8 clients, hold 0, no faults, one lock on one Redis
 // master; the nemesis only sleeps for the measured window.
-func throughputScenario(b *testing.B, round string) *scenarios.Scenario {
+func throughputScenario(b *testing.B, round string) *Plan {
 	src := fmt.Sprintf(`name: bench-throughput
 topology: {kind: standalone}
 lock: {name: single, ttl: 10s, wait: 10s}
@@ -38,11 +38,7 @@ expect: [safe]
 	if err != nil {
 		b.Fatal(err)
 	}
-	sc, err = PrepareScenario(sc, Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	return sc
+	return plan(b, sc, nil, Overrides{})
 }
 
 // harnessGrantsPerSecond runs the throughput scenario on the process backend

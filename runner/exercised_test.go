@@ -10,16 +10,13 @@ import (
 	"github.com/lockfault/lockfault/scenarios"
 )
 
-func parse(t *testing.T, yaml string) *scenarios.Scenario {
+func parse(t *testing.T, yaml string) *Plan {
 	t.Helper()
 	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "s.yaml"), []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc, err = PrepareScenario(sc, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return sc
+	return plan(t, sc, nil, Overrides{})
 }
 
 // A failpoint the lock never reaches, and an await that times out, are

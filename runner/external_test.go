@@ -29,16 +29,17 @@ func redisPy(t *testing.T) []string {
 // declared lock.
 func runExternal(t *testing.T, command []string, scenario string, cycles int) (*Outcome, []history.Event) {
 	t.Helper()
-	info, err := Describe(context.Background(), command, "")
+	subj, err := External(context.Background(), command, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: cycles, WorkerCommand: command, WorkerInfo: &info}
-	sc, err := Prepare(scenario, opt)
+	info := subj.Info
+	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
+	sc, err := Load(scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Run(context.Background(), sc, opt)
+	out, err := Run(context.Background(), plan(t, sc, &subj, Overrides{Cycles: cycles}), opt)
 	if err != nil {
 		t.Fatalf("%s: %v", scenario, err)
 	}
@@ -112,7 +113,15 @@ func TestRedisPyWorker(t *testing.T) {
 // starts.
 func TestExternalWorkerNeedsFitTopology(t *testing.T) {
 	cmd, _ := script(t, `read l; echo '{"type":"ready","pid":1,"lock":"my-etcd-lock","needs":"etcd"}'; read l`)
-	_, err := Prepare("standalone-control", Options{Backend: "process", WorkerCommand: cmd})
+	subj, err := External(context.Background(), cmd, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Load("standalone-control")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Prepare(context.Background(), sc, &subj, Overrides{})
 	if err == nil || !strings.Contains(err.Error(), "topology.kind") || !strings.Contains(err.Error(), "my-etcd-lock needs etcd") {
 		t.Fatalf("got %v", err)
 	}
@@ -129,12 +138,8 @@ case "$l" in
 *) echo '{"type":"ready","pid":1,"lock":"mine","needs":"single"}' ;;
 esac
 sleep 60`)
-	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 1, WorkerCommand: cmd}
-	sc, err := Prepare("standalone-control", opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, opt)
+	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
+	out, err := Run(context.Background(), externalPlan(t, cmd, "standalone-control", 0), opt)
 	if err == nil || Code(out, err) != ExitHarness {
 		t.Fatalf("exit %d, error %v: want exit 2", Code(out, err), err)
 	}
@@ -279,13 +284,8 @@ while read -r l; do
     echo '{"type":"reply","op":'$op',"status":"fail","error":"busy"}' ;;
   esac
 done`)
-	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 1, WorkerCommand: cmd}
-	sc, err := Prepare("standalone-control", opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc.Workload.Clients = 1
-	out, err := Run(context.Background(), sc, opt)
+	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
+	out, err := Run(context.Background(), externalPlan(t, cmd, "standalone-control", 1), opt)
 	if Code(out, err) != ExitHarness || err == nil {
 		t.Fatalf("exit %d, error %v: want exit 2", Code(out, err), err)
 	}
@@ -295,4 +295,22 @@ done`)
 		}
 	}
 	assertNoLeftovers(t, out.Meta.RunID)
+}
+
+// externalPlan prepares a built-in scenario (one cycle; clients > 0: that
+// many clients) for an external worker.
+func externalPlan(t *testing.T, cmd []string, scenario string, clients int) *Plan {
+	t.Helper()
+	subj, err := External(context.Background(), cmd, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := Load(scenario)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clients > 0 {
+		sc.Workload.Clients = clients
+	}
+	return plan(t, sc, &subj, Overrides{Cycles: 1})
 }

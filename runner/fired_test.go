@@ -9,8 +9,8 @@ import (
 // A crash failpoint leaves a "failpoint-fired" note naming the client, the
 // failpoint and its action: the worker reports it before it kills itself.
 func TestCrashFailpointIsRecordedAsFired(t *testing.T) {
-	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 1}
-	sc, err := Prepare("setnx-crash", opt)
+	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
+	sc, err := prepareNamed("setnx-crash", Overrides{Cycles: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

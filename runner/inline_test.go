@@ -18,14 +18,11 @@ func runInline(t *testing.T, name, src string) (*Outcome, []history.Event) {
 		t.Fatal(err)
 	}
 	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
-	if sc, err = PrepareScenario(sc, opt); err != nil {
-		t.Fatal(err)
-	}
-	return runPrepared(t, sc, opt)
+	return runPrepared(t, plan(t, sc, nil, Overrides{}), opt)
 }
 
 // runPrepared runs a prepared scenario and returns its outcome and history.
-func runPrepared(t *testing.T, sc *scenarios.Scenario, opt Options) (*Outcome, []history.Event) {
+func runPrepared(t *testing.T, sc *Plan, opt Options) (*Outcome, []history.Event) {
 	t.Helper()
 	out, err := Run(context.Background(), sc, opt)
 	if err != nil {

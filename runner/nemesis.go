@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
@@ -226,7 +227,7 @@ func (r *run) settle(ctx context.Context) error {
 			}
 		}
 	}
-	if c.Topology.Kind == cluster.Replicated {
+	if c.Topology.Kind == lockfault.Replicated {
 		// Under load (a 2-core machine running several topologies) the
 		// Sentinels can take well over 20 s to finish a failover's
 		// reconfiguration; waiting longer costs nothing when they are quick.
@@ -355,7 +356,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 	if err != nil {
 		return lockimpl.Endpoints{}, err
 	}
-	info := r.lockInfo
+	info := r.subject.Info
 	ep := lockimpl.Endpoints{Password: r.sc.Topology.Password}
 	data := r.clus.DataNodes()
 	switch info.Needs {
@@ -367,7 +368,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 		for _, m := range data {
 			ep.Masters = append(ep.Masters, addrs[m.Name])
 		}
-		if r.clus.Topology.Kind == cluster.Replicated {
+		if r.clus.Topology.Kind == lockfault.Replicated {
 			ep.Masters = []string{addrs[r.clus.Primary().Name]}
 		}
 	default:

@@ -37,7 +37,7 @@ expect: [safe]
 	for _, c := range cases {
 		path := filepath.Join(dir, "bad.yaml")
 		os.WriteFile(path, []byte(strings.Replace(base, "STEP", c.step, 1)), 0o644)
-		_, err := Prepare(path, Options{})
+		_, err := prepareNamed(path, Overrides{})
 		if err == nil {
 			t.Errorf("%s: accepted", c.step)
 			continue
@@ -57,7 +57,7 @@ func TestBuiltinScenariosPrepare(t *testing.T) {
 			continue
 		}
 		for _, v := range sc.VariantNames() {
-			if _, err := Prepare(n, Options{Variant: v}); err != nil {
+			if _, err := prepareNamed(n, Overrides{Variant: v}); err != nil {
 				t.Errorf("%s/%s: %v", n, v, err)
 			}
 		}

@@ -142,7 +142,7 @@ func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
 		identity = id
 	}
 	r.mu.Unlock()
-	p, err := spawn(r.opt.WorkerCommand, name, r.workerLog, r)
+	p, err := spawn(r.subject.Command, name, r.workerLog, r)
 	if err != nil {
 		return nil, err
 	}

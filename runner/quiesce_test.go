@@ -71,12 +71,9 @@ expect: [safe]
 		t.Fatal(err)
 	}
 	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
-	if sc, err = PrepareScenario(sc, opt); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
-	out, err := Run(ctx, sc, opt)
+	out, err := Run(ctx, plan(t, sc, nil, Overrides{}), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

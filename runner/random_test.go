@@ -57,7 +57,7 @@ expect: [safe]
 		src := strings.Replace(strings.Replace(base, "FAULTS", c.faults, 1), "TARGETS", c.targets, 1)
 		path := filepath.Join(dir, "bad.yaml")
 		os.WriteFile(path, []byte(src), 0o644)
-		_, err := Prepare(path, Options{})
+		_, err := prepareNamed(path, Overrides{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("faults [%s] %s:\n got  %v\n want %s", c.faults, c.targets, err, c.want)
 		}

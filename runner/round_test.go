@@ -79,16 +79,13 @@ expect: [safe]
 // Rounds run by the worker still expose a broken lock: C2's plain-DEL
 // release under the stall overlaps in round mode as well.
 func TestWorkerRoundStillFindsOverlap(t *testing.T) {
-	opt := Options{Backend: "process", ReportsDir: t.TempDir(), Cycles: 2}
+	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
 	sc, err := scenarios.Load("del-release-stall")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc.Workload.Round = scenarios.RoundWorker
-	if sc, err = PrepareScenario(sc, opt); err != nil {
-		t.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, opt)
+	out, err := Run(context.Background(), plan(t, sc, nil, Overrides{Cycles: 2}), opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,35 +16,22 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
-	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/resource"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
-// Options for a run.
+// Options for a run: where and how, never what (the plan says what).
 type Options struct {
-	Backend    string // "docker", "process" or "auto" (docker when an engine answers)
-	ReportsDir string // default "reports"
-	Lock       string // override the scenario's lock (picks the variant with that lock if there is one)
-	Variant    string // run this variant of the scenario
-	Cycles     int    // override the number of cycles
-	Seed       int64  // random nemesis seed override (0: the scenario's, or time)
+	Backend    cluster.BackendKind // docker, process or auto (docker when an engine answers)
+	ReportsDir string              // default "reports"
 	// RunID names the run (default: a new NewRunID); the caller may print
 	// it, and the report folder (ReportDir), before the run starts.
 	RunID string
-	// WorkerCommand starts a worker (default: this executable, which must
-	// call worker.Main when worker.IsWorker()). An external worker declares
-	// its lock in ready (docs/PROTOCOL.md); its lock need not be registered
-	// here.
-	WorkerCommand []string
-	// WorkerInfo is what the external worker declared (Describe). When nil
-	// and WorkerCommand is set, PrepareScenario and Run ask the worker.
-	WorkerInfo *lockimpl.Info
 	// WorkerTimeout bounds how long a worker may take to answer init
 	// (default DefaultWorkerTimeout).
 	WorkerTimeout time.Duration
@@ -91,7 +78,7 @@ type run struct {
 	clus      *cluster.Cluster
 	workerLog *os.File
 	info      RunInfo
-	lockInfo  lockimpl.Info // the lock as the worker declared it (or its registration)
+	subject   Subject // the lock under test and the worker that runs it
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -116,144 +103,6 @@ type run struct {
 	awaiting <-chan struct{}
 }
 
-// Prepare loads a scenario and applies the overrides, validating lock and
-// fault names; nothing is started.
-func Prepare(nameOrPath string, opt Options) (*scenarios.Scenario, error) {
-	sc, err := scenarios.Load(nameOrPath)
-	if err != nil {
-		return nil, err
-	}
-	return PrepareScenario(sc, opt)
-}
-
-// PrepareScenario applies the overrides to a loaded scenario (a built-in, a
-// file, or a property of the suite) and validates lock and fault names;
-// nothing is started.
-func PrepareScenario(sc *scenarios.Scenario, opt Options) (*scenarios.Scenario, error) {
-	var err error
-	if opt.Cycles < 0 || opt.Cycles > scenarios.MaxCycles {
-		return nil, fmt.Errorf("-cycles %d: want 1 to %d", opt.Cycles, scenarios.MaxCycles)
-	}
-	variant := opt.Variant
-	if variant == "" && opt.Lock != "" {
-		for _, v := range sc.VariantNames()[1:] {
-			if vs, _ := sc.WithVariant(v); vs != nil && vs.Lock.Name == opt.Lock {
-				variant = v
-				break
-			}
-		}
-	}
-	if sc, err = sc.WithVariant(variant); err != nil {
-		return nil, err
-	}
-	if opt.Lock != "" {
-		sc.Lock.Name = opt.Lock
-	}
-	if opt.Cycles > 0 {
-		sc.Nemesis.Cycles = opt.Cycles
-	}
-	// The overrides may break a bound (the run's total length): check again.
-	if d := sc.ScheduledTime(); opt.Cycles > 0 && d > scenarios.MaxRunTime {
-		return nil, fmt.Errorf("-cycles %d: %s's schedule would take up to %v (allowed: at most %v in all)", opt.Cycles, sc.Name, d.Round(time.Second), scenarios.MaxRunTime)
-	}
-	if err := sc.Validate(); err != nil {
-		return nil, err
-	}
-	var info lockimpl.Info
-	if len(opt.WorkerCommand) > 0 {
-		// An external worker: its lock is what it declares.
-		if info, err = opt.describe(context.Background()); err != nil {
-			return nil, err
-		}
-		if sc.Lock.Name != info.Name {
-			// The scenario's options belong to the scenario's own lock.
-			sc.Lock.Name, sc.Lock.Options = info.Name, nil
-		}
-		if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
-			return nil, sc.ErrAt("topology.kind", "the worker's lock %s needs %s: %v", info.Name, info.Needs, err)
-		}
-	} else {
-		var ok bool
-		if info, ok = lockimpl.Lookup(sc.Lock.Name); !ok {
-			return nil, sc.ErrAt("lock.name", "unknown lock %q (known: %v)", sc.Lock.Name, lockimpl.Names())
-		}
-		if err := needsFit(info.Needs, sc.Topology.Kind); err != nil {
-			return nil, sc.ErrAt("lock.name", "%v", err)
-		}
-	}
-	for i, st := range sc.Nemesis.Steps {
-		if st.Fault != "" {
-			if _, _, err := faults.Get(st.Fault); err != nil {
-				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.fault", i), "%v", err)
-			}
-			if err := faults.Check(st.Fault, st.Params); err != nil {
-				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.params", i), "%v", err)
-			}
-			if err := checkTarget(sc, st.Fault, st.Target); err != nil {
-				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.target", i), "%v", err)
-			}
-		}
-		if st.By != "" {
-			if err := checkTarget(sc, "pause-client", st.By); err != nil || st.By == "holder" || st.By == "others" || st.By == "all" {
-				return nil, sc.ErrAt(fmt.Sprintf("nemesis.steps.%d.by", i), "%q is not a client (allowed: c1..c%d)", st.By, sc.Workload.Clients)
-			}
-		}
-	}
-	if r := sc.Nemesis.Random; r != nil {
-		// Every fault with every target it may draw: a random schedule
-		// fails here, at its line, not after the cluster has started.
-		targets := r.Targets
-		if len(targets) == 0 {
-			targets = []string{""}
-		}
-		for i, f := range r.Faults {
-			if err := faults.Check(f, nil); err != nil {
-				return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
-			}
-			for j, tg := range targets {
-				if err := checkTarget(sc, f, tg); err != nil {
-					if len(r.Targets) == 0 {
-						return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
-					}
-					return nil, sc.ErrAt(fmt.Sprintf("nemesis.random.targets.%d", j), "%v", err)
-				}
-			}
-		}
-	}
-	return sc, nil
-}
-
-// describe returns the external worker's declared lock: opt.WorkerInfo, or
-// asked from the worker.
-func (o Options) describe(ctx context.Context) (lockimpl.Info, error) {
-	if o.WorkerInfo != nil {
-		return *o.WorkerInfo, nil
-	}
-	return Describe(ctx, o.WorkerCommand, o.Lock)
-}
-
-// lockInfo is the run's lock as the worker knows it.
-func (o Options) lockInfo(ctx context.Context, name string) (lockimpl.Info, error) {
-	if len(o.WorkerCommand) > 0 {
-		return o.describe(ctx)
-	}
-	info, ok := lockimpl.Lookup(name)
-	if !ok {
-		return info, fmt.Errorf("unknown lock %q (known: %v)", name, lockimpl.Names())
-	}
-	return info, nil
-}
-
-func needsFit(needs, topo string) error {
-	switch {
-	case needs == "etcd" && topo != cluster.Etcd:
-		return fmt.Errorf("this lock needs an etcd topology, not %s", topo)
-	case needs != "etcd" && topo == cluster.Etcd:
-		return fmt.Errorf("this lock needs Redis, not an etcd topology")
-	}
-	return nil
-}
-
 // ReportDir is the report folder of a run: <reports>/<scenario>/<run-id>.
 func ReportDir(opt Options, sc *scenarios.Scenario, runID string) string {
 	dir := opt.ReportsDir
@@ -270,50 +119,27 @@ func NewRunID() string {
 	return time.Now().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// Run executes a prepared scenario. The report is written even when the run
-// fails or is interrupted, from whatever history was recorded.
-func Run(ctx context.Context, sc *scenarios.Scenario, opt Options) (out *Outcome, err error) {
+// Run executes a plan. The report is written even when the run fails or is
+// interrupted, from whatever history was recorded.
+func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error) {
 	if opt.ReportsDir == "" {
 		opt.ReportsDir = "reports"
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	info, err := opt.lockInfo(ctx, sc.Lock.Name)
-	if err != nil {
-		return nil, err
-	}
-	if info.Name != sc.Lock.Name {
-		return nil, fmt.Errorf("the worker's lock is %s, the scenario's %s: prepare the scenario with the same options", info.Name, sc.Lock.Name)
-	}
 	if opt.RunID == "" {
 		opt.RunID = NewRunID()
 	}
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), lockInfo: info}
+	sc := plan.Scenario
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), subject: plan.Subject}
 	r.dir = ReportDir(opt, sc, r.id)
-	if rn := sc.Nemesis.Random; rn != nil {
-		// The seed is fixed now, so the scenario written below is the
-		// schedule as run.
-		seed := rn.Seed
-		if opt.Seed != 0 {
-			seed = opt.Seed
-		}
-		if seed == 0 {
-			seed = time.Now().UnixNano()
-		}
-		c := *rn
-		c.Seed = seed
-		scCopy := *sc // the caller's scenario stays as it was
-		scCopy.Nemesis.Random = &c
-		sc = &scCopy
-		r.sc = sc
-	}
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 	started := time.Now()
 	ri := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: sc.Lock.Name, Source: sc.File,
-		Backend: opt.Backend, Cycles: sc.Nemesis.Cycles, Started: started, Pid: os.Getpid()}
+		Backend: string(opt.Backend), Cycles: sc.Nemesis.Cycles, Started: started, Pid: os.Getpid()}
 	if sc.Nemesis.Random != nil {
 		ri.Seed = sc.Nemesis.Random.Seed
 	}
@@ -380,7 +206,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		}
 	}()
 
-	backend, err := r.newBackend(ctx)
+	backend, err := r.opt.Backend.NewBackend(ctx, r.id)
 	if err != nil {
 		return err
 	}
@@ -391,17 +217,16 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		backend.Close(context.Background())
 		return err
 	}
-	if len(r.opt.WorkerCommand) > 0 {
-		r.note("setup", "external worker "+JoinCommand(r.opt.WorkerCommand)+" (lock "+r.lockInfo.Name+", needs "+r.lockInfo.Needs+")")
+	if r.subject.External() {
+		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
 	}
 	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
 	if err != nil {
 		backend.Close(context.Background())
 		return err
 	}
-	topo := cluster.Topology{Kind: r.sc.Topology.Kind, Replicas: r.sc.Topology.Replicas, Sentinels: r.sc.Topology.Sentinels,
-		Masters: r.sc.Topology.Masters, Persistence: r.sc.Topology.Persistence, ClockShim: r.needsShim(),
-		Password: r.sc.Topology.Password}
+	topo := clusterTopology(r.sc)
+	topo.ClockShim = r.needsShim()
 	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
 	r.clus, err = cluster.Start(ctx, backend, nw, topo)
 	if err != nil {
@@ -481,25 +306,10 @@ func (r *run) recoverInto(cancel func()) {
 	}
 }
 
-func (r *run) newBackend(ctx context.Context) (cluster.Backend, error) {
-	switch r.opt.Backend {
-	case "process":
-		return cluster.NewProcess(r.id)
-	case "docker":
-		return cluster.NewDocker(ctx, r.id)
-	case "", "auto":
-		if cluster.DockerAvailable(ctx) {
-			return cluster.NewDocker(ctx, r.id)
-		}
-		return cluster.NewProcess(r.id)
-	}
-	return nil, fmt.Errorf("--backend: %q is not allowed (allowed: docker, process, auto)", r.opt.Backend)
-}
-
 // needsShim: clock and power-loss faults need the node shim preloaded.
 func (r *run) needsShim() bool {
 	uses := func(f string) bool { return f == "clock-jump" || f == "clock-drift" || f == "power-loss" }
-	if r.sc.Topology.Kind == cluster.Etcd {
+	if r.sc.Topology.Kind == lockfault.Etcd {
 		return false // etcd reads time through the vDSO: the shim cannot move it
 	}
 	for _, st := range r.sc.Nemesis.Steps {

@@ -36,12 +36,10 @@ func backends(t *testing.T) []string {
 // runScenario runs a built-in scenario and checks the report folder.
 func runScenario(t *testing.T, name, backend string, cycles int) *Outcome {
 	t.Helper()
-	opt := Options{Backend: backend, ReportsDir: t.TempDir(), Cycles: cycles}
-	sc, err := Prepare(name, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Run(context.Background(), sc, opt)
+	opt := Options{Backend: cluster.BackendKind(backend), ReportsDir: t.TempDir()}
+	p := planNamed(t, name, Overrides{Cycles: cycles})
+	sc := p.Scenario
+	out, err := Run(context.Background(), p, opt)
 	if err != nil {
 		t.Fatalf("%s on %s: %v", name, backend, err)
 	}
@@ -119,8 +117,8 @@ func TestReplicatedControlIsSafe(t *testing.T) {
 func TestInterruptMidFaultCleansUp(t *testing.T) {
 	for _, b := range backends(t) {
 		t.Run(b, func(t *testing.T) {
-			opt := Options{Backend: b, ReportsDir: t.TempDir()}
-			sc, err := Prepare("master-failover", opt)
+			opt := Options{Backend: cluster.BackendKind(b), ReportsDir: t.TempDir()}
+			sc, err := prepareNamed("master-failover", Overrides{})
 			if err != nil {
 				t.Fatal(err)
 			}

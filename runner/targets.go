@@ -2,8 +2,11 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -17,23 +20,21 @@ func checkTarget(sc *scenarios.Scenario, fault, target string) error {
 	}
 	var allowed []string
 	switch info.Targets {
-	case "none":
+	case faults.TargetsNone:
 		if target != "" {
 			return fmt.Errorf("fault %s takes no target", fault)
 		}
 		return nil
-	case "client":
-		for i := 1; i <= sc.Workload.Clients; i++ {
-			allowed = append(allowed, fmt.Sprintf("c%d", i))
+	case faults.TargetsClient:
+		allowed = append(clientNames(sc), lockfault.TargetHolder, lockfault.TargetOthers, lockfault.TargetAll)
+		if hasCommandAwait(sc) {
+			allowed = append(allowed, lockfault.TargetTrigger)
 		}
-		allowed = append(allowed, "holder", "others", "all")
 	default:
-		allowed = nodeTargets(sc.Topology)
+		allowed = cluster.NodeTargets(clusterTopology(sc))
 	}
-	for _, a := range allowed {
-		if a == target {
-			return nil
-		}
+	if slices.Contains(allowed, target) {
+		return nil
 	}
 	if target == "" {
 		return fmt.Errorf("fault %s needs a target (allowed: %s)", fault, strings.Join(allowed, ", "))
@@ -41,28 +42,24 @@ func checkTarget(sc *scenarios.Scenario, fault, target string) error {
 	return fmt.Errorf("target %q is not allowed for %s in a %s topology (allowed: %s)", target, fault, sc.Topology.Kind, strings.Join(allowed, ", "))
 }
 
-func nodeTargets(t scenarios.Topology) []string {
-	names := func(prefix string, n int) []string {
-		var out []string
-		for i := 1; i <= n; i++ {
-			out = append(out, fmt.Sprintf("%s%d", prefix, i))
-		}
-		return out
+// clientNames lists the workload's clients: c1 .. cN.
+func clientNames(sc *scenarios.Scenario) []string {
+	out := make([]string, sc.Workload.Clients)
+	for i := range out {
+		out[i] = fmt.Sprintf("c%d", i+1)
 	}
-	switch t.Kind {
-	case "standalone":
-		return []string{"primary", "all", "n1"}
-	case "replicated":
-		out := append([]string{"primary", "replica", "replicas", "all"}, names("n", 1+t.Replicas)...)
-		if t.Sentinels > 0 {
-			out = append(out, "sentinels")
-			out = append(out, names("s", t.Sentinels)...)
-		}
-		return out
-	case "masters":
-		return append([]string{"master", "masters", "minority", "majority", "all"}, names("n", t.Masters)...)
-	case "etcd":
-		return []string{"etcd", "all", "e1"}
-	}
-	return nil
+	return out
+}
+
+// clusterTopology is the scenario's topology as the cluster starts it.
+func clusterTopology(sc *scenarios.Scenario) cluster.Topology {
+	t := sc.Topology
+	return cluster.Topology{Kind: t.Kind, Replicas: t.Replicas, Sentinels: t.Sentinels, Masters: t.Masters,
+		Persistence: t.Persistence, Password: t.Password}
+}
+
+// hasCommandAwait: a step waits for a command (await: command), so the
+// steps after it may target the client whose command fired.
+func hasCommandAwait(sc *scenarios.Scenario) bool {
+	return slices.ContainsFunc(sc.Nemesis.Steps, func(st scenarios.Step) bool { return st.Await == awaitCommand })
 }

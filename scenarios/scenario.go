@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lockfault/lockfault"
 )
 
 //go:embed *.yaml
@@ -54,11 +56,11 @@ type Scenario struct {
 
 // Topology of the nodes.
 type Topology struct {
-	Kind        string `yaml:"kind"` // standalone, replicated, masters, etcd
-	Replicas    int    `yaml:"replicas"`
-	Sentinels   int    `yaml:"sentinels"`
-	Masters     int    `yaml:"masters"`
-	Persistence string `yaml:"persistence"` // none, aof-always, aof-everysec
+	Kind        lockfault.TopologyKind `yaml:"kind"` // standalone, replicated, masters, etcd
+	Replicas    int                    `yaml:"replicas"`
+	Sentinels   int                    `yaml:"sentinels"`
+	Masters     int                    `yaml:"masters"`
+	Persistence string                 `yaml:"persistence"` // none, aof-always, aof-everysec
 	// Password, when set, is required by every Redis node (requirepass,
 	// masterauth) and Sentinel (requirepass, auth-pass) and handed to every
 	// lock through its endpoints. Not for etcd.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 )
 
@@ -239,7 +240,7 @@ func (s *Scenario) validateTopology() error {
 }
 
 // topologyFields lists the topology fields that apply to a kind.
-func topologyFields(kind string) []string {
+func topologyFields(kind lockfault.TopologyKind) []string {
 	switch kind {
 	case "replicated":
 		return []string{"kind", "replicas", "sentinels", "persistence", "password"}

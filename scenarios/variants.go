@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/lockfault/lockfault"
 )
 
 // variantHead is what every variant must say about itself.
@@ -59,11 +61,11 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 				// Another kind starts from an empty topology: the base's
 				// replicas or masters do not apply to it.
 				var k struct {
-					Kind string `yaml:"kind"`
+					Kind lockfault.TopologyKind `yaml:"kind"`
 				}
 				if val.Decode(&k); k.Kind != "" && k.Kind != v.Topology.Kind {
 					v.Topology = Topology{Password: v.Topology.Password}
-					if k.Kind == "etcd" {
+					if k.Kind == lockfault.Etcd {
 						v.Topology.Password = ""
 					}
 				}

@@ -5,14 +5,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
-)
-
-// Expected outcomes of a property for a lock (the promise table).
-const (
-	Held       = "held"        // the lock keeps the promise under the property's faults
-	Violated   = "violated"    // the lock breaks it (a known weakness or a broken lock)
-	NotClaimed = "not-claimed" // the property does not apply (kind, capability, failpoint)
 )
 
 // Reasons shared by several locks in the table.
@@ -102,21 +96,21 @@ var heldDespite = map[string]map[string]bool{
 }
 
 // Expected is the promise table's entry for a lock and a property: held,
-// violated (with the reason) or not-claimed (with the reason).
-func Expected(info lockimpl.Info, p Property) (outcome, why string) {
+// violated (with the reason) or not claimed (with the reason).
+func Expected(info lockimpl.Info, p Property) (outcome card.Outcome, why string) {
 	if ok, why := p.Applies(info); !ok {
-		return NotClaimed, why
+		return card.NotClaimed, why
 	}
 	if why, ok := violations[info.Name][p.Name]; ok {
-		return Violated, why
+		return card.Violated, why
 	}
 	if heldDespite[info.Name][p.Name] {
-		return Held, ""
+		return card.Held, ""
 	}
 	if why, ok := violations[info.Name]["*"]; ok {
-		return Violated, why
+		return card.Violated, why
 	}
-	return Held, ""
+	return card.Held, ""
 }
 
 // PromiseTable renders the promise table of the given locks as Markdown:
@@ -137,7 +131,7 @@ func PromiseTable(locks []lockimpl.Info) string {
 		fmt.Fprintf(&b, "| %s |", p.Name)
 		for _, l := range locks {
 			o, _ := Expected(l, p)
-			cell := map[string]string{Held: "held", Violated: "**violated**", NotClaimed: "–"}[o]
+			cell := map[card.Outcome]string{card.Held: "held", card.Violated: "**violated**", card.NotClaimed: "–"}[o]
 			b.WriteString(" " + cell + " |")
 		}
 		b.WriteString("\n")

@@ -2,9 +2,11 @@ package suite_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -59,17 +61,17 @@ func TestPromises(t *testing.T) {
 			for _, p := range suite.All() {
 				t.Run(p.Name, func(t *testing.T) {
 					exp, why := suite.Expected(info, p)
-					if exp == suite.NotClaimed {
+					if exp == card.NotClaimed {
 						t.Skipf("not claimed: %s", why)
 					}
-					if sel == "" && only != nil && !contains(only, p.Name) {
+					if sel == "" && only != nil && !slices.Contains(only, p.Name) {
 						t.Skip("not in the default subset")
 					}
 					o := runProperty(t, p.Name, info.Name, cycles)
 					switch got := held(o); {
-					case exp == suite.Held && !got:
+					case exp == card.Held && !got:
 						t.Errorf("promise table: %s holds %s; the run says violated: %s\n%s report: %s", info.Name, p.Name, o.Meta.Why, findings(o), o.Dir)
-					case exp == suite.Violated && got:
+					case exp == card.Violated && got:
 						t.Errorf("promise table: %s violates %s (%s); the run held (observed %v)", info.Name, p.Name, why, o.Result.Observed)
 					}
 				})
@@ -87,13 +89,4 @@ func TestReadmeShowsThePromiseTable(t *testing.T) {
 	if table := suite.PromiseTable(builtins()); !strings.Contains(string(b), table) {
 		t.Errorf("README.md does not contain the promise table; put this in its section \"The property suite\":\n%s", table)
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

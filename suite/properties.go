@@ -3,6 +3,7 @@ package suite
 import (
 	"strings"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/lockimpl"
 )
 
@@ -30,19 +31,19 @@ func init() {
 	// per-node timeout), so a slow reply fails their acquire instead of
 	// slowing it: the slow-validity properties apply to single-master and
 	// etcd locks (C17, redlock-slow-nodes, covers slow masters).
-	register(Property{Name: "validity/slow-acquire", Scenario: "validity-slow-acquire", Needs: []string{"single", "etcd"},
+	register(Property{Name: "validity/slow-acquire", Scenario: "validity-slow-acquire", Needs: []lockfault.Needs{lockfault.NeedsSingle, lockfault.NeedsEtcd},
 		Explanation: "the validity an acquire reports is measured from its start: a slow acquire does not claim time the key does not have"})
 	register(Property{Name: "validity/paused-acquire", Scenario: "validity-paused-acquire", Failpoint: "after-setnx",
 		Explanation: "a holder paused inside its acquire, after the first write, for most of the TTL claims no validity the key does not have"})
-	register(Property{Name: "clock/masters-jump", Scenario: "clock-masters-jump", Needs: []string{"masters"},
+	register(Property{Name: "clock/masters-jump", Scenario: "clock-masters-jump", Needs: []lockfault.Needs{lockfault.NeedsMasters},
 		Explanation: "a forward jump of one master's clock, which frees the holder's key there, does not let a second holder lose the first one's update"})
-	register(Property{Name: "clock/node-jump", Scenario: "clock-node-jump", Needs: []string{"single"},
+	register(Property{Name: "clock/node-jump", Scenario: "clock-node-jump", Needs: []lockfault.Needs{lockfault.NeedsSingle},
 		Explanation: "a forward jump of the server's clock, which expires the holder's key early, does not let a second holder lose the first one's update"})
-	register(Property{Name: "clock/node-drift", Scenario: "clock-node-drift", Needs: []string{"single"},
+	register(Property{Name: "clock/node-drift", Scenario: "clock-node-drift", Needs: []lockfault.Needs{lockfault.NeedsSingle},
 		Explanation: "a server clock that runs fast, which expires the holder's key early, does not let a second holder lose the first one's update"})
 	register(Property{Name: "clock/client-steps", Scenario: "clock-client-steps",
 		Explanation: "a holder whose wall clock steps back during its acquires claims no validity the key does not have: validity is measured on the monotonic clock"})
-	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []string{"single", "etcd"},
+	register(Property{Name: "extend/validity-from-start", Scenario: "extend-validity-from-start", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsSingle, lockfault.NeedsEtcd},
 		Explanation: "the validity an extend reports is measured from the extend's own start"})
 	register(Property{Name: "extend/paused", Scenario: "extend-paused", Requires: lockimpl.CapExtend, Failpoint: "after-extend",
 		Explanation: "a holder paused inside its extend, after the servers renewed the key, for most of the TTL claims no validity the key does not have"})
@@ -65,13 +66,13 @@ func init() {
 		Explanation: "a client killed inside its acquire, after the first write, leaves nothing that outlives one TTL"})
 	register(Property{Name: "stale/release-mid-release", Scenario: "stale-release-mid-release", Failpoint: "release-after-get",
 		Explanation: "a holder paused inside its release, after checking the key, cannot delete the next holder's key"})
-	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []string{"single"},
+	register(Property{Name: "failover/async-replica", Scenario: "failover-async-replica", Needs: []lockfault.Needs{lockfault.NeedsSingle},
 		Explanation: "a failover to an asynchronous replica does not hand a held lock to a second client"})
-	register(Property{Name: "failover/sentinel", Scenario: "failover-sentinel", Needs: []string{"single"},
+	register(Property{Name: "failover/sentinel", Scenario: "failover-sentinel", Needs: []lockfault.Needs{lockfault.NeedsSingle},
 		Explanation: "a failover by the Sentinels to an asynchronous replica does not hand a held lock to a second client"})
 	register(Property{Name: "fencing/monotonic", Scenario: "fencing-monotonic", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens strictly increase with the grants, across clients and client restarts"})
-	register(Property{Name: "fencing/failover", Scenario: "fencing-failover", Requires: lockimpl.CapFencing, Needs: []string{"single"},
+	register(Property{Name: "fencing/failover", Scenario: "fencing-failover", Requires: lockimpl.CapFencing, Needs: []lockfault.Needs{lockfault.NeedsSingle},
 		Explanation: "fencing tokens keep increasing across a failover to an asynchronous replica"})
 	register(Property{Name: "fencing/node-restart", Scenario: "fencing-node-restart", Requires: lockimpl.CapFencing,
 		Explanation: "fencing tokens keep increasing across a restart of every node"})
@@ -89,8 +90,8 @@ func init() {
 		"a holder whose renewals time out on a paused server, while its key expires there, stops believing it holds the lock before the key expires")
 	nodePaused.Options["lease"] = "3s" // longer than the client's 500 ms read timeout: a renewal times out well within its lease
 	register(nodePaused)
-	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
+	register(Property{Name: "extend/majority-restart", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
-	register(Property{Name: "extend/minority-down", Scenario: "extend-minority-down", Requires: lockimpl.CapExtend, Needs: []string{"masters"},
+	register(Property{Name: "extend/minority-down", Scenario: "extend-minority-down", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
 		Explanation: "with a minority of the masters down, a holder's extends still succeed: the lock stays with its holder"})
 }

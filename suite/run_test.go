@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
@@ -26,11 +27,11 @@ func TestMain(m *testing.M) {
 
 // backend for the property runs: process unless LOCKFAULT_BACKEND says
 // otherwise (docker, auto).
-func backend() string {
+func backend() cluster.BackendKind {
 	if b := os.Getenv("LOCKFAULT_BACKEND"); b != "" {
-		return b
+		return cluster.BackendKind(b)
 	}
-	return "process"
+	return cluster.BackendProcess
 }
 
 // held is the suite's rule: the run matched the property's expectation and
@@ -63,11 +64,12 @@ func runProperty(t *testing.T, prop, lock string, cycles int) *runner.Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := runner.Options{Lock: lock, Backend: backend(), ReportsDir: t.TempDir(), Cycles: cycles}
-	if sc, err = runner.PrepareScenario(sc, opt); err != nil {
+	subj := runner.Subject{Info: info}
+	plan, err := runner.Prepare(context.Background(), sc, &subj, runner.Overrides{Cycles: cycles})
+	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := runner.Run(context.Background(), sc, opt)
+	o, err := runner.Run(context.Background(), plan, runner.Options{Backend: backend(), ReportsDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("%s against %s: harness error: %v", prop, lock, err)
 	}

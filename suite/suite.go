@@ -10,9 +10,11 @@ import (
 	"embed"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -29,7 +31,7 @@ type Property struct {
 	Explanation string
 	// Needs lists the lock kinds (lockimpl.Info.Needs: single, masters,
 	// etcd) the property applies to; empty means every kind.
-	Needs []string
+	Needs []lockfault.Needs
 	// Requires is the capability the property tests (lockimpl.Cap*), or
 	// several joined by "+" that the lock must all claim; "" for plain
 	// mutual exclusion, which every lock claims.
@@ -74,10 +76,26 @@ func Lookup(name string) (Property, bool) {
 	return Property{}, false
 }
 
+// Requirement says what a lock must claim for the property to apply: its
+// capabilities and the failpoint it arms, or "-".
+func (p Property) Requirement() string {
+	var parts []string
+	if p.Requires != "" {
+		parts = append(parts, p.Requires)
+	}
+	if p.Failpoint != "" {
+		parts = append(parts, "failpoint "+p.Failpoint)
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
 // Applies reports whether a property applies to a lock: the lock's kind is
 // one the property needs, and it claims the capability tested.
 func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
-	if len(p.Needs) > 0 && !containsStr(p.Needs, info.Needs) {
+	if len(p.Needs) > 0 && !slices.Contains(p.Needs, info.Needs) {
 		return false, fmt.Sprintf("needs a %v lock, %s is %s", p.Needs, info.Name, info.Needs)
 	}
 	if p.Requires != "" {
@@ -91,7 +109,7 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 			}
 		}
 	}
-	if p.Failpoint != "" && !containsStr(info.Failpoints, p.Failpoint) {
+	if p.Failpoint != "" && !slices.Contains(info.Failpoints, p.Failpoint) {
 		return false, fmt.Sprintf("%s has no step %s (failpoint) to attack", info.Name, p.Failpoint)
 	}
 	return true, ""
@@ -135,29 +153,20 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 		sc.Lock.Name = info.Name
 	}
 	for k, v := range p.Options {
-		if containsStr(info.Options, k) {
+		if slices.Contains(info.Options, k) {
 			if sc.Lock.Options == nil {
 				sc.Lock.Options = map[string]string{}
 			}
 			sc.Lock.Options[k] = v
 		}
 	}
-	if sc.Topology.Kind == "standalone" {
+	if sc.Topology.Kind == lockfault.Standalone {
 		switch info.Needs {
-		case "masters":
-			sc.Topology.Kind, sc.Topology.Masters = "masters", 3
-		case "etcd":
-			sc.Topology.Kind = "etcd"
+		case lockfault.NeedsMasters:
+			sc.Topology.Kind, sc.Topology.Masters = lockfault.Masters, 3
+		case lockfault.NeedsEtcd:
+			sc.Topology.Kind = lockfault.Etcd
 		}
 	}
 	return sc, nil
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }

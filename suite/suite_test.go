@@ -3,6 +3,8 @@ package suite
 import (
 	"testing"
 
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
 )
 
@@ -53,7 +55,7 @@ func TestEveryPropertyChecksLivenessAndExpects(t *testing.T) {
 // LoadFor runs a single-master property on the topology the lock needs.
 func TestLoadForFitsTheTopology(t *testing.T) {
 	p, _ := Lookup("exclusion/no-faults")
-	for needs, kind := range map[string]string{"single": "standalone", "masters": "masters", "etcd": "etcd"} {
+	for needs, kind := range map[lockfault.Needs]lockfault.TopologyKind{lockfault.NeedsSingle: lockfault.Standalone, lockfault.NeedsMasters: lockfault.Masters, lockfault.NeedsEtcd: lockfault.Etcd} {
 		sc, err := p.LoadFor(lockimpl.Info{Name: "x", Needs: needs})
 		if err != nil {
 			t.Fatal(err)
@@ -86,7 +88,7 @@ func TestPromiseTableNamesRealProperties(t *testing.T) {
 				t.Errorf("promise table: %s: unknown property %s", lock, name)
 				continue
 			}
-			if o, why := Expected(info, p); o != Violated {
+			if o, why := Expected(info, p); o != card.Violated {
 				t.Errorf("promise table: %s violates %s, but it does not apply: %s", lock, name, why)
 			}
 		}

@@ -4,7 +4,10 @@
 // specification; this file is its Go form.
 package worker
 
-import "github.com/lockfault/lockfault/lockimpl"
+import (
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/lockimpl"
+)
 
 // Command is one line from the harness.
 type Command struct {
@@ -75,10 +78,10 @@ type Message struct {
 	// ready: what the worker's lock is (an external worker names and
 	// describes its own lock; the harness picks topology and properties
 	// from it).
-	Lock       string   `json:"lock,omitempty"`
-	Needs      string   `json:"needs,omitempty"`      // single, masters, etcd
-	Caps       []string `json:"caps,omitempty"`       // lockimpl.Cap* names
-	Failpoints []string `json:"failpoints,omitempty"` // failpoint names the lock can hit
+	Lock       string          `json:"lock,omitempty"`
+	Needs      lockfault.Needs `json:"needs,omitempty"`      // single, masters, etcd
+	Caps       []string        `json:"caps,omitempty"`       // lockimpl.Cap* names
+	Failpoints []string        `json:"failpoints,omitempty"` // failpoint names the lock can hit
 	// Options are the lock option names the worker understands (init's
 	// options are checked against them before anything starts).
 	Options []string `json:"options,omitempty"`

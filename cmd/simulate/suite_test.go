@@ -162,9 +162,9 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"suite"}, "-lock is required"},
+		{[]string{"suite"}, "-lock: missing"},
 		{[]string{"suite", "-lock", "nope"}, `unknown lock "nope"`},
-		{[]string{"suite", "-lock", "single", "-backend", "vm"}, `-backend "vm" is not allowed`},
+		{[]string{"suite", "-lock", "single", "-backend", "vm"}, `-backend: "vm" is not allowed`},
 		{[]string{"suite", "-lock", "single", "-parallel", "0"}, "-parallel 0: want 1 to 8"},
 		{[]string{"suite", "-lock", "single", "-only", "no/such"}, `no property matches "no/such"`},
 		{[]string{"suite", "-lock", "single", "-baseline", bad}, bad + `:3: property: "no/such-property" is not a property of the suite`},
@@ -174,7 +174,7 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 		{[]string{"suite", "-lock", "single", "-timeout", "1ms"}, "-timeout 1ms: want 1s to 24h"},
 		{[]string{"suite", "-worker", "'unterminated"}, "unterminated quote"},
 		{[]string{"cards", "-locks", "single,nope"}, `-locks: unknown lock "nope"`},
-		{[]string{"cards", "-backend", "vm"}, `-backend "vm" is not allowed`},
+		{[]string{"cards", "-backend", "vm"}, `-backend: "vm" is not allowed`},
 		{[]string{"cards", "-only", "no/such"}, `no property matches "no/such"`},
 	}
 	for _, c := range cases {

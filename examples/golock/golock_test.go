@@ -14,31 +14,29 @@ import (
 	"example.com/golock/brokenlock"
 )
 
-// TestMain registers the lock (and its broken copy) with lockfault; the
-// test binary then also serves as the worker that runs the lock's code in
-// each simulated client.
-func TestMain(m *testing.M) {
-	lockfaulttest.Main(m,
-		lockfaulttest.LockDef{
-			Info: lockfaulttest.Info{Name: "golock", Needs: lockfaulttest.NeedsSingle, Caps: []string{lockfaulttest.CapExtend},
-				Promises: "mutual exclusion on one Redis server; a crashed holder frees within one TTL; extend"},
-			New: func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
-				// golock measures validity on its Now, time.Now by default
-				// (monotonic), as in production: left alone, a client wall
-				// clock step (clock/client-steps) rightly does not move it.
-				l := golock.New(cfg.Endpoints.Primary)
-				return &adapter[*golock.Lock]{l, cfg, golockLease, golock.ErrTaken, golock.ErrLost}, nil
-			},
-		},
-		lockfaulttest.LockDef{
-			Info: lockfaulttest.Info{Name: "golock-broken", Needs: lockfaulttest.NeedsSingle, Caps: []string{lockfaulttest.CapExtend},
-				Promises: "golock with one bug: acquire without NX"},
-			New: func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
-				l := brokenlock.New(cfg.Endpoints.Primary)
-				return &adapter[*brokenlock.Lock]{l, cfg, brokenLease, brokenlock.ErrTaken, brokenlock.ErrLost}, nil
-			},
-		},
-	)
+// goLock is the lock as lockfault sees it: its description and, for each
+// simulated client, an adapter around golock (the test binary runs it in
+// every client's worker process).
+var goLock = lockfaulttest.LockDef{
+	Info: lockfaulttest.Info{Name: "golock", Needs: lockfaulttest.NeedsSingle, Caps: []string{lockfaulttest.CapExtend},
+		Promises: "mutual exclusion on one Redis server; a crashed holder frees within one TTL; extend"},
+	New: func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
+		// golock measures validity on its Now, time.Now by default
+		// (monotonic), as in production: left alone, a client wall
+		// clock step (clock/client-steps) rightly does not move it.
+		l := golock.New(cfg.Endpoints.Primary)
+		return &adapter[*golock.Lock]{l, cfg, golockLease, golock.ErrTaken, golock.ErrLost}, nil
+	},
+}
+
+// brokenLock is golock's copy with one bug.
+var brokenLock = lockfaulttest.LockDef{
+	Info: lockfaulttest.Info{Name: "golock-broken", Needs: lockfaulttest.NeedsSingle, Caps: []string{lockfaulttest.CapExtend},
+		Promises: "golock with one bug: acquire without NX"},
+	New: func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
+		l := brokenlock.New(cfg.Endpoints.Primary)
+		return &adapter[*brokenlock.Lock]{l, cfg, brokenLease, brokenlock.ErrTaken, brokenlock.ErrLost}, nil
+	},
 }
 
 // The whole suite against golock: one subtest per property, e.g.
@@ -50,7 +48,7 @@ func TestMain(m *testing.M) {
 // property is listed as a known violation (skipped with what was observed,
 // not failed).
 func TestGoLock(t *testing.T) {
-	lockfaulttest.Run(t, "golock", lockfaulttest.Options{KnownViolations: map[string]string{
+	lockfaulttest.Run(t, goLock, lockfaulttest.Options{KnownViolations: map[string]string{
 		"failover/async-replica": "one master, asynchronous replication: a failover can lose the key (C5)",
 		"failover/sentinel":      "the same loss when the Sentinels fail over (C5)",
 		"clock/node-jump":        "Redis expires the key by its own clock and golock has no fencing token (C10)",
@@ -61,7 +59,7 @@ func TestGoLock(t *testing.T) {
 // The broken copy is caught: its card has exclusion/no-faults violated,
 // and the explanation says what happened.
 func TestBrokenCopyIsCaught(t *testing.T) {
-	c, err := lockfaulttest.Suite(context.Background(), "golock-broken", lockfaulttest.Options{
+	c, err := lockfaulttest.Suite(t, brokenLock, lockfaulttest.Options{
 		Only: []string{"exclusion/no-faults"}, ReportsDir: t.TempDir(), Cycles: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +82,7 @@ func TestBrokenCopyFails(t *testing.T) {
 	if os.Getenv("GOLOCK_SHOW_BROKEN") == "" {
 		t.Skip("fails on purpose: set GOLOCK_SHOW_BROKEN=1 to see how a violated property fails a test")
 	}
-	lockfaulttest.Run(t, "golock-broken", lockfaulttest.Options{})
+	lockfaulttest.Run(t, brokenLock, lockfaulttest.Options{})
 }
 
 // adapter turns the user's lock API into lockfaulttest.Lock; the worker

@@ -1,9 +1,14 @@
-package runner
+// Package catalogue runs the claims catalogue: every built-in scenario that
+// reproduces a claim of the source documents (or is a control), with all its
+// variants, and writes the claim × lock matrix (claims.md, claims.png). It
+// sits above runner, which runs each scenario.
+package catalogue
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -11,8 +16,49 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
+
+// Options of a catalogue run.
+type Options struct {
+	Run      runner.Options // backend, reports root, log of every scenario's run
+	Cycles   int            // override every scenario's number of cycles (0: their own)
+	Parallel int            // scenarios at the same time (1 to MaxParallel)
+}
+
+// MaxParallel bounds how many scenarios run at once.
+const MaxParallel = 8
+
+// Check validates the options before anything starts.
+func (o Options) Check() error {
+	switch {
+	case o.Parallel < 1 || o.Parallel > MaxParallel:
+		return fmt.Errorf("-parallel %d: want 1 to %d", o.Parallel, MaxParallel)
+	case o.Cycles < 0 || o.Cycles > scenarios.MaxCycles:
+		return fmt.Errorf("-cycles %d: want 1 to %d", o.Cycles, scenarios.MaxCycles)
+	}
+	return nil
+}
+
+// Write writes the claims matrix (md, and a PNG beside it) with report
+// links relative to it, and returns how many rows matched.
+func Write(mdPath string, rows []reports.ClaimRow) (matched int, err error) {
+	rows = slices.Clone(rows)
+	mdDir, _ := filepath.Abs(filepath.Dir(mdPath))
+	for i := range rows {
+		if rows[i].Matched {
+			matched++
+		}
+		if rows[i].Report != "" {
+			if rel, err := filepath.Rel(mdDir, rows[i].Report); err == nil {
+				rows[i].Report = rel
+			}
+		}
+	}
+	png := strings.TrimSuffix(mdPath, filepath.Ext(mdPath)) + ".png"
+	return matched, reports.WriteClaims(mdPath, png, rows)
+}
 
 // CatalogueEntry is one scenario variant of the catalogue.
 type CatalogueEntry struct {
@@ -36,7 +82,7 @@ func Catalogue(only []string) ([]CatalogueEntry, error) {
 		if sc.Claim == "" {
 			continue
 		}
-		if len(only) > 0 && !contains(only, sc.Claim) && !contains(only, sc.Name) {
+		if len(only) > 0 && !slices.ContainsFunc(only, func(o string) bool { return strings.EqualFold(o, sc.Claim) || strings.EqualFold(o, sc.Name) }) {
 			continue
 		}
 		for _, v := range sc.VariantNames() {
@@ -49,15 +95,6 @@ func Catalogue(only []string) ([]CatalogueEntry, error) {
 		out = append(out, it.e)
 	}
 	return out, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if strings.EqualFold(v, x) {
-			return true
-		}
-	}
-	return false
 }
 
 // claimLess orders C1 < C2 < C10, controls last.
@@ -85,10 +122,8 @@ func claimNum(c string) (int, bool) {
 // independent: their own nodes, ports, proxies and networks), and returns a
 // claims row for each, in catalogue order. A harness failure in one entry is
 // recorded in its row and the catalogue goes on. Report paths are absolute.
-func RunCatalogue(ctx context.Context, entries []CatalogueEntry, opt Options, parallel int, progress func(string)) []reports.ClaimRow {
-	if parallel < 1 {
-		parallel = 1
-	}
+func Run(ctx context.Context, entries []CatalogueEntry, opt Options, progress func(string)) []reports.ClaimRow {
+	parallel := max(opt.Parallel, 1)
 	rows := make([]reports.ClaimRow, len(entries))
 	ms := make([]*measure, len(entries))
 	var mu sync.Mutex
@@ -136,20 +171,24 @@ func RunCatalogue(ctx context.Context, entries []CatalogueEntry, opt Options, pa
 
 // runEntry runs one scenario variant and makes its row.
 func runEntry(ctx context.Context, e CatalogueEntry, opt Options) (reports.ClaimRow, *measure) {
-	o := opt
 	label := e.Scenario
 	if e.Variant != "" {
 		label += "/" + e.Variant
 	}
-	o.Variant = e.Variant
 	row := reports.ClaimRow{Scenario: label}
-	sc, err := Prepare(e.Scenario, o)
+	base, err := runner.Load(e.Scenario)
 	if err != nil {
 		row.Note = err.Error()
 		return row, nil
 	}
+	plan, err := runner.Prepare(ctx, base, nil, runner.Overrides{Variant: e.Variant, Cycles: opt.Cycles})
+	if err != nil {
+		row.Note = err.Error()
+		return row, nil
+	}
+	sc := plan.Scenario
 	row.Claim, row.Lock, row.Expect = sc.Claim, sc.Lock.Name, sc.Expect
-	out, err := Run(ctx, sc, o)
+	out, err := runner.Run(ctx, plan, opt.Run)
 	var m *measure
 	if out != nil {
 		res := out.Result
@@ -211,7 +250,7 @@ func expectedHits(res *checker.Result, expect []string) (int, int) {
 func rateText(res *checker.Result, expect []string) string {
 	var parts []string
 	for _, c := range res.Observed {
-		if contains(expect, c) {
+		if slices.Contains(expect, c) {
 			continue
 		}
 		n, of := res.Rate(c)

@@ -1,4 +1,4 @@
-package runner
+package suite
 
 import (
 	"slices"
@@ -6,23 +6,22 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/suite"
 )
 
 func TestSelectPropertiesOnlySkipAndClaims(t *testing.T) {
-	all := PropertyNames()
+	all := Names()
 	if len(all) < 2 {
 		t.Skipf("the suite has %d properties; selection needs two", len(all))
 	}
-	info := lockimpl.Info{Name: "x", Needs: "single"}
-	apply, nc, err := SelectProperties(info, nil, nil)
+	info := lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}
+	apply, nc, err := Select(info, nil, nil)
 	if err != nil || len(apply)+len(nc) != len(all) {
 		t.Fatalf("no filter: %d run + %d not claimed of %d (%v)", len(apply), len(nc), len(all), err)
 	}
 	// A prefix selects the group, a full name one property.
 	first := all[0]
 	group := strings.SplitN(first, "/", 2)[0]
-	apply, nc, _ = SelectProperties(info, []string{group}, nil)
+	apply, nc, _ = Select(info, []string{group}, nil)
 	for _, p := range apply {
 		if !strings.HasPrefix(p.Name, group+"/") {
 			t.Errorf("-only %s ran %s", group, p.Name)
@@ -33,7 +32,7 @@ func TestSelectPropertiesOnlySkipAndClaims(t *testing.T) {
 			t.Errorf("-only %s listed %s", group, n)
 		}
 	}
-	apply, nc, _ = SelectProperties(info, nil, []string{first})
+	apply, nc, _ = Select(info, nil, []string{first})
 	for _, p := range apply {
 		if p.Name == first {
 			t.Errorf("-skip %s still ran it", first)
@@ -43,18 +42,18 @@ func TestSelectPropertiesOnlySkipAndClaims(t *testing.T) {
 		t.Errorf("-skip %s still listed it", first)
 	}
 	// "exclusion" must not select "exclusionary/..." (whole words only).
-	if _, _, err := SelectProperties(info, []string{group[:len(group)-1]}, nil); err == nil {
+	if _, _, err := Select(info, []string{group[:len(group)-1]}, nil); err == nil {
 		t.Errorf("-only %q (a cut word) matched something", group[:len(group)-1])
 	}
-	if _, _, err := SelectProperties(info, nil, []string{"no/such"}); err == nil || !strings.Contains(err.Error(), `no property matches "no/such"`) {
+	if _, _, err := Select(info, nil, []string{"no/such"}); err == nil || !strings.Contains(err.Error(), `no property matches "no/such"`) {
 		t.Errorf("unknown -skip: %v", err)
 	}
 	// A capability the lock does not claim is not claimed, with the reason.
-	for _, p := range suite.All() {
+	for _, p := range All() {
 		if p.Requires == "" || (len(p.Needs) > 0 && !slices.Contains(p.Needs, info.Needs)) {
 			continue // (a property for another kind of lock says so instead)
 		}
-		_, nc, _ := SelectProperties(info, []string{p.Name}, nil)
+		_, nc, _ := Select(info, []string{p.Name}, nil)
 		if why := nc[p.Name]; !strings.Contains(why, p.Requires) {
 			t.Errorf("%s requires %s: reason %q", p.Name, p.Requires, why)
 		}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lockfault/lockfault/cluster"
+)
+
+func cmdClean(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("clean", "", stdout, stderr)
+	if code, ok := f.noArgs(args); !ok {
+		return code
+	}
+	ctx := context.Background()
+	var errs []error
+	if cluster.DockerAvailable(ctx) {
+		n, err := cluster.CleanDocker(ctx)
+		errs = append(errs, err)
+		fmt.Fprintf(stdout, "removed %d docker object(s) labelled %s\n", n, cluster.LabelApp)
+	}
+	n, err := cluster.CleanTemp()
+	errs = append(errs, err)
+	fmt.Fprintf(stdout, "removed %d temp dir(s)\n", n)
+	if err := errors.Join(errs...); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	return 0
+}

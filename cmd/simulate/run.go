@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	f := newFlags("run", "<scenario|file.yaml>", stdout, stderr)
+	var opt runner.Options
+	var ov runner.Overrides
+	backend := f.backend()
+	lock := f.String("lock", "", "run the scenario with this lock instead of its own (see `simulate list`)")
+	f.StringVar(&ov.Variant, "variant", "", "run this variant of the scenario")
+	workerLine := f.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
+	f.IntVar(&ov.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's; 1 to 1000)")
+	f.Int64Var(&ov.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
+	f.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
+	quiet := f.Bool("q", false, "print only the run line and the summary")
+	pos, code, ok := f.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return f.fail("want exactly one scenario name or file, got %d (%s)\nscenarios: %s", len(pos), strings.Join(pos, " "), strings.Join(scenarios.Names(), ", "))
+	}
+	if f.set("cycles") && (ov.Cycles < 1 || ov.Cycles > scenarios.MaxCycles) {
+		return f.fail("-cycles %d: want 1 to %d", ov.Cycles, scenarios.MaxCycles)
+	}
+	opt.Backend = *backend
+	ctx, stop := interruptible()
+	defer stop()
+	sc, err := runner.Load(pos[0])
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	var subj *runner.Subject
+	if *lock != "" || *workerLine != "" {
+		s, err := runner.Resolve(ctx, *lock, *workerLine)
+		if err != nil {
+			return f.fail("%v", err)
+		}
+		subj = &s
+		if s.External() && !*quiet {
+			fmt.Fprintln(stderr, describeSubject(s))
+		}
+	}
+	plan, err := runner.Prepare(ctx, sc, subj, ov)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	if *lock != "" && ov.Variant == "" {
+		if plan.ByLock {
+			fmt.Fprintf(stdout, "-lock %s selects variant %q of %s: its schedule and expectation apply, not the base's\n", *lock, plan.Scenario.Variant, sc.Name)
+		} else {
+			fmt.Fprintf(stdout, "-lock %s: no variant of %s uses it: the base schedule and expectation apply, with lock %s\n", *lock, sc.Name, *lock)
+		}
+	}
+	opt.RunID = runner.NewRunID()
+	fmt.Fprintf(stdout, "run %s  report folder %s\n", opt.RunID, runner.ReportDir(opt, plan.Scenario, opt.RunID))
+	if !*quiet {
+		opt.Log = stderr
+	}
+	out, err := runner.Run(ctx, plan, opt)
+	if out != nil {
+		fmt.Fprintln(stdout, out.Summary)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "simulate run:", err)
+	}
+	return runner.Code(out, err)
+}
+
+// describeSubject is the line that says what an external worker declared.
+func describeSubject(s runner.Subject) string {
+	return fmt.Sprintf("worker %s: lock %s, needs %s, caps [%s], failpoints [%s]", s.Worker(),
+		s.Name(), s.Info.Needs, strings.Join(s.Info.Caps, " "), strings.Join(s.Info.Failpoints, " "))
+}
+
+func cmdCheck(args []string, stdout, stderr io.Writer) int  { return recheck("check", args, stdout, stderr) }
+func cmdReport(args []string, stdout, stderr io.Writer) int { return recheck("report", args, stdout, stderr) }
+
+func recheck(which string, args []string, stdout, stderr io.Writer) int {
+	f := newFlags(which, "<report-dir>", stdout, stderr)
+	linTimeout := f.Duration("lin-timeout", checker.DefaultLinearizabilityTimeout, "bound on the whole linearizability check; when it runs out the verdict is unknown (1s to 1h)")
+	pos, code, ok := f.parse(args)
+	if !ok {
+		return code
+	}
+	if len(pos) != 1 {
+		return f.fail("want one report folder (reports/<scenario>/<run-id>)")
+	}
+	if *linTimeout < time.Second || *linTimeout > time.Hour {
+		return f.fail("-lin-timeout %v (allowed: 1s to 1h)", *linTimeout)
+	}
+	limitMemory()
+	out, err := runner.Recheck(pos[0], *linTimeout, which == "report")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	fmt.Fprintln(stdout, out.Summary)
+	if out.Result.Verdict == checker.ClassUnknown {
+		// A history that cannot be judged is never a pass.
+		fmt.Fprintf(stderr, "simulate %s: the history cannot be judged: %s\n", which, out.Result.Reason)
+	}
+	return runner.Code(out, nil)
+}
