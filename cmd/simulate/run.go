@@ -85,8 +85,12 @@ func describeSubject(s runner.Subject) string {
 		s.Name(), s.Info.Needs, strings.Join(s.Info.Caps, " "), strings.Join(s.Info.Failpoints, " "))
 }
 
-func cmdCheck(args []string, stdout, stderr io.Writer) int  { return recheck("check", args, stdout, stderr) }
-func cmdReport(args []string, stdout, stderr io.Writer) int { return recheck("report", args, stdout, stderr) }
+func cmdCheck(args []string, stdout, stderr io.Writer) int {
+	return recheck("check", args, stdout, stderr)
+}
+func cmdReport(args []string, stdout, stderr io.Writer) int {
+	return recheck("report", args, stdout, stderr)
+}
 
 func recheck(which string, args []string, stdout, stderr io.Writer) int {
 	f := newFlags(which, "<report-dir>", stdout, stderr)
