@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -89,7 +90,7 @@ func ParseBaseline(path string, data []byte, known func(string) bool) (*Baseline
 		if known != nil && !known(prop) {
 			return nil, fmt.Errorf("%s:%d: property: %q is not a property of the suite (see `simulate suite -list`)", path, n, prop)
 		}
-		if !contains(baselineOutcomes, out) {
+		if !slices.Contains(baselineOutcomes, out) {
 			return nil, fmt.Errorf("%s:%d: outcome: %q is not allowed (allowed: %s)", path, n, f[1], strings.Join(outcomeNames(baselineOutcomes), ", "))
 		}
 		if first, dup := b.line[prop]; dup {
@@ -201,15 +202,6 @@ func (d Diff) Text(baselinePath string) string {
 	section("improved", d.Improvements)
 	section("changed (not a failure; rewrite the baseline to accept)", d.Other)
 	return b.String()
-}
-
-func contains(xs []Outcome, x Outcome) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func outcomeNames(xs []Outcome) []string {

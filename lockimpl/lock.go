@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -179,7 +180,7 @@ const (
 var AllCaps = []string{CapExtend, CapFencing, CapReentrant, CapWatchdog, CapReplicaAck}
 
 // Has reports whether the lock claims a capability.
-func (i Info) Has(c string) bool { return contains(i.Caps, c) }
+func (i Info) Has(c string) bool { return slices.Contains(i.Caps, c) }
 
 var (
 	regMu    sync.Mutex
@@ -210,7 +211,7 @@ func New(name string, cfg Config) (Lock, error) {
 		return nil, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	for k := range cfg.Options {
-		if !contains(r.info.Options, k) {
+		if !slices.Contains(r.info.Options, k) {
 			return nil, fmt.Errorf("lock %s: unknown option %q (allowed: %s)", name, k, strings.Join(r.info.Options, ", "))
 		}
 	}
@@ -238,13 +239,4 @@ func Names() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
