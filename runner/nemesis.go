@@ -101,14 +101,14 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 		awaiting := next
 		next = nil
 		if st.Await != "" && awaiting == nil && !polledAwait(st.Await) {
-			awaiting = r.await(st.Await, st.By, nil)
+			awaiting = r.events.await(st.Await, st.By, nil)
 		}
 		if i+1 < len(steps) && steps[i+1].Await != "" && !polledAwait(steps[i+1].Await) {
 			var after <-chan struct{}
 			if st.Await != "" && !polledAwait(st.Await) {
 				after = awaiting
 			}
-			next = r.await(steps[i+1].Await, steps[i+1].By, after)
+			next = r.events.await(steps[i+1].Await, steps[i+1].By, after)
 		}
 		r.awaiting = awaiting
 		if err := r.step(ctx, st, act); err != nil {
@@ -158,7 +158,7 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		}
 		target := st.Target
 		e := r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: r.currentCycle(), Detail: st.String()})
-		h, err := f.Inject(ctx, r, target, faults.Params(st.Params))
+		h, err := f.Inject(ctx, env{r}, target, faults.Params(st.Params))
 		if err != nil {
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
 			if errors.Is(err, errNoHolder) {
@@ -258,7 +258,7 @@ func (r *run) followSentinels(ctx context.Context, within time.Duration) error {
 			}
 			c.SetPrimary(m)
 			r.note("nemesis", fmt.Sprintf("the Sentinels promoted %s on their own; clients re-pointed", m.Name))
-			if err := r.Repoint(ctx); err != nil {
+			if err := (env{r}).Repoint(ctx); err != nil {
 				return err
 			}
 			return c.Rejoin(ctx)
@@ -282,72 +282,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
-}
-
-// --- faults.Env ---
-
-func (r *run) Cluster() *cluster.Cluster { return r.clus }
-
-// Resource is the name the workload's lock guards (manual-unlock derives the
-// lock key from it).
-func (r *run) Resource() string { return r.sc.Workload.Resource }
-
-func (r *run) Logf(format string, args ...any) {
-	r.note("nemesis", fmt.Sprintf(format, args...))
-}
-
-// Clients resolves a client target.
-func (r *run) Clients(target string) ([]faults.Client, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []faults.Client
-	switch target {
-	case "all", "":
-		for i := 1; i <= r.sc.Workload.Clients; i++ {
-			if p := r.procs[fmt.Sprintf("c%d", i)]; p != nil {
-				out = append(out, p)
-			}
-		}
-	case "holder":
-		if r.holder == "" {
-			return nil, errNoHolder
-		}
-		out = append(out, r.procs[r.holder])
-	case "others":
-		for i := 1; i <= r.sc.Workload.Clients; i++ {
-			n := fmt.Sprintf("c%d", i)
-			if n != r.holder && r.procs[n] != nil {
-				out = append(out, r.procs[n])
-			}
-		}
-	default:
-		p := r.procs[target]
-		if p == nil {
-			return nil, fmt.Errorf("unknown client %q (allowed: c1..c%d, holder, others, all)", target, r.sc.Workload.Clients)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// Repoint sends every worker its endpoints for the current primary.
-func (r *run) Repoint(ctx context.Context) error {
-	r.mu.Lock()
-	ps := make([]*proc, 0, len(r.procs))
-	for _, p := range r.procs {
-		ps = append(ps, p)
-	}
-	r.mu.Unlock()
-	for _, p := range ps {
-		ep, err := r.endpoints(p.name)
-		if err != nil {
-			return err
-		}
-		if err := p.Send(worker.Command{Cmd: "endpoints", Endpoints: ep}); err != nil {
-			return fmt.Errorf("repoint %s: %w", p.name, err)
-		}
-	}
-	return nil
 }
 
 // endpoints are the client's proxy addresses for what its lock needs.

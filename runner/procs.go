@@ -480,7 +480,7 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 		p.fault(line, b, fmt.Errorf("ready after ready"))
 	case "renew":
 		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: r.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
-		r.signal("renew", p.name)
+		r.events.signal("renew", p.name)
 	case "stopping":
 		r.failpointStop(p, m)
 	case worker.TypeInvoke:

@@ -22,7 +22,7 @@ func closed(ch <-chan struct{}) bool {
 // An await after an await waits for the next event after the first one's:
 // one grant never satisfies both.
 func TestChainedAwaitsTakeSuccessiveEvents(t *testing.T) {
-	r := &run{waiters: map[string][]waiter{}}
+	var r events
 	first := r.await("grant", "", nil)
 	second := r.await("grant", "", first)
 	byC2 := r.await("read", "c2", first)

@@ -120,7 +120,7 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 			r.holder = p.name
 			r.lastLease[p] = [2]string{key, lease}
 			r.mu.Unlock()
-			r.signal("grant", p.name)
+			r.events.signal("grant", p.name)
 		case 2: // the critical section
 			r.mu.Lock()
 			if r.holder == p.name {

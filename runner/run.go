@@ -92,7 +92,7 @@ type run struct {
 	// lastLease is each worker's latest grant (key, lease), for release_old.
 	lastLease map[*proc][2]string
 	leaseKey  map[string]string // the key of every lease the workload named
-	waiters   map[string][]waiter
+	events    events // what the nemesis's await steps wait for
 	protoErr  []string
 	cycle     int
 
@@ -132,7 +132,7 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		opt.RunID = NewRunID()
 	}
 	sc := plan.Scenario
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, waiters: map[string][]waiter{}, gate: newGate(), subject: plan.Subject}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate(), subject: plan.Subject}
 	r.dir = ReportDir(opt, sc, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
@@ -374,51 +374,6 @@ func (r *run) recordAccess(e history.Event) {
 	}
 	r.hist.Append(e)
 	if !e.Rejected {
-		r.signal(e.Access, e.Process)
+		r.events.signal(e.Access, e.Process)
 	}
-}
-
-// waiter is a nemesis step waiting for an event (of one client, if by is
-// set; only once after is closed, if after is set).
-type waiter struct {
-	by    string
-	ch    chan struct{}
-	after <-chan struct{}
-}
-
-// signal wakes everyone awaiting an event kind from this process.
-func (r *run) signal(kind, process string) {
-	r.mu.Lock()
-	var keep []waiter
-	var wake []waiter
-	for _, w := range r.waiters[kind] {
-		armed := true
-		if w.after != nil {
-			select {
-			case <-w.after:
-			default:
-				armed = false // its predecessor's event has not come yet
-			}
-		}
-		if armed && (w.by == "" || w.by == process) {
-			wake = append(wake, w)
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	r.waiters[kind] = keep
-	r.mu.Unlock()
-	for _, w := range wake {
-		close(w.ch)
-	}
-}
-
-// await returns a channel closed at the next event of a kind (by one
-// client, when by is set) that comes after after is closed (if not nil).
-func (r *run) await(kind, by string, after <-chan struct{}) <-chan struct{} {
-	ch := make(chan struct{})
-	r.mu.Lock()
-	r.waiters[kind] = append(r.waiters[kind], waiter{by, ch, after})
-	r.mu.Unlock()
-	return ch
 }

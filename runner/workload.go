@@ -269,7 +269,7 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	prev := r.lastLease[p]
 	r.lastLease[p] = [2]string{key, lease}
 	r.mu.Unlock()
-	r.signal("grant", p.name)
+	r.events.signal("grant", p.name)
 	if r.cutting(ctx) {
 		// Granted while the nemesis waits for the lock to be free.
 		notHolder()
