@@ -35,7 +35,10 @@ type proc struct {
 	tail  *tailBuffer // the end of the worker's stderr
 
 	mu      sync.Mutex
-	pending map[int64]chan worker.Message
+	pending map[int64]pendingOp
+	granted map[string]bool // leases an acquire granted this worker
+	msgs    rate            // messages in the current second
+	renews  rate            // renew messages in the current second
 	// hs gets the answer to init: ready, an error message, or a protocol
 	// fault (first one wins).
 	hs         chan handshake
@@ -77,7 +80,7 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, label: workerLabel(name, command), r: r, pending: map[int64]chan worker.Message{},
+	p := &proc{name: name, label: workerLabel(name, command), r: r, pending: map[int64]pendingOp{}, granted: map[string]bool{},
 		hs: make(chan handshake, 1), dead: make(chan struct{}), readerDone: make(chan struct{}), tail: &tailBuffer{max: 2048}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), worker.EnvRole+"=worker")
@@ -378,7 +381,7 @@ func threadsStopped(pid int) bool {
 func (p *proc) call(ctx context.Context, c worker.Command, timeout time.Duration) (worker.Message, error) {
 	ch := make(chan worker.Message, 1)
 	p.mu.Lock()
-	p.pending[c.Op] = ch
+	p.pending[c.Op] = pendingOp{cmd: c, ch: ch}
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
@@ -447,38 +450,63 @@ func (p *proc) read(out io.Reader) {
 	}
 }
 
-// dispatch handles a message of a started worker.
+// dispatch handles a message of a started worker. Anything that breaks the
+// protocol or a bound ends the run (protocolError).
 func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 	r := p.r
 	if r == nil {
 		return // describing: nothing is expected after ready
 	}
+	if err := p.bound(m); err != nil {
+		p.fault(line, nil, err)
+		return
+	}
 	switch m.Type {
 	case "reply":
 		p.mu.Lock()
-		ch := p.pending[m.Op]
+		op, ok := p.pending[m.Op]
 		p.mu.Unlock()
 		r.mu.Lock()
 		issued := m.Op > 0 && m.Op <= r.opID
 		r.mu.Unlock()
-		if ch == nil && !issued {
+		if !ok && !issued {
 			p.fault(line, b, fmt.Errorf("reply to op %d, which was never sent", m.Op))
 			return
 		}
-		if ch == nil {
+		if !ok {
 			// The harness gave up on this op (timeout or interrupt) and
 			// recorded it as info; the late answer is only noted.
 			r.hist.Append(history.Event{Kind: history.Note, Op: "late-reply", Process: p.name, OpID: m.Op, Detail: m.Status})
 			return
 		}
+		if err := checkReply(op.cmd, m); err != nil {
+			p.fault(line, b, err)
+			return
+		}
+		if op.cmd.Cmd == "acquire" && m.Status == worker.StatusOK {
+			p.mu.Lock()
+			p.granted[op.cmd.Lease] = true
+			p.mu.Unlock()
+		}
 		select {
-		case ch <- m:
+		case op.ch <- m:
 		default:
 			p.fault(line, b, fmt.Errorf("a second reply to op %d", m.Op))
 		}
 	case "ready":
 		p.fault(line, b, fmt.Errorf("ready after ready"))
 	case "renew":
+		p.mu.Lock()
+		held := p.granted[m.Lease]
+		p.mu.Unlock()
+		if !held {
+			p.fault(line, b, fmt.Errorf("renew of lease %q, which no acquire granted this worker", m.Lease))
+			return
+		}
+		if err := checkValidity("renew of lease "+m.Lease, m.ValidityMs, m.ValidUntil); err != nil {
+			p.fault(line, b, err)
+			return
+		}
 		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: r.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
 		r.events.signal("renew", p.name)
 	case "stopping":
@@ -490,11 +518,11 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 	case "error":
 		if m.Op != 0 {
 			p.mu.Lock()
-			ch := p.pending[m.Op]
+			op, ok := p.pending[m.Op]
 			p.mu.Unlock()
-			if ch != nil {
+			if ok {
 				select {
-				case ch <- worker.Message{Type: "reply", Op: m.Op, Status: worker.StatusFail, Error: m.Error, Code: m.Code}:
+				case op.ch <- worker.Message{Type: "reply", Op: m.Op, Status: worker.StatusFail, Error: m.Error, Code: m.Code}:
 				default:
 					p.fault(line, b, fmt.Errorf("an error for op %d, which already has its reply", m.Op))
 				}
@@ -514,10 +542,22 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 			}
 			return
 		}
-		if r != nil {
-			r.protocolError(fmt.Sprintf("%s refused a command: %s%s", p.label, m.Error, codeNote(m.Code)))
-		}
+		r.protocolError(fmt.Sprintf("%s refused a command: %s%s", p.label, m.Error, codeNote(m.Code)))
 	}
+}
+
+// bound counts a message against the worker's rate bounds.
+func (p *proc) bound(m worker.Message) error {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.msgs.add(now, MaxMessagesPerSecond) {
+		return fmt.Errorf("more than %d messages in one second (MaxMessagesPerSecond)", MaxMessagesPerSecond)
+	}
+	if m.Type == "renew" && p.renews.add(now, MaxRenewalsPerSecond) {
+		return fmt.Errorf("more than %d renew messages in one second (MaxRenewalsPerSecond)", MaxRenewalsPerSecond)
+	}
+	return nil
 }
 
 // notExercised records that a worker could not do what a step asked: a

@@ -13,13 +13,13 @@ import (
 // for it; one that comes after the round gave up is only noted.
 func (p *proc) roundInvoke(m worker.Message) {
 	p.mu.Lock()
-	ch := p.pending[m.Op]
+	op, ok := p.pending[m.Op]
 	p.mu.Unlock()
-	if ch == nil {
+	if !ok {
 		p.r.hist.Append(history.Event{Kind: history.Note, Op: "late-invoke", Process: p.name, OpID: m.Op})
 		return
 	}
-	ch <- m
+	op.ch <- m
 }
 
 // workerRound is a plain round (workload.round: worker) run by one `round`
@@ -36,8 +36,8 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 	cmds := [3]string{"acquire", "cs", "release"}
 	ch := make(chan worker.Message, 8)
 	p.mu.Lock()
-	for _, op := range ops {
-		p.pending[op] = ch
+	for i, op := range ops {
+		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: cmds[i], Op: op, Lease: lease}, ch: ch}
 	}
 	p.mu.Unlock()
 	defer func() {

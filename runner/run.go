@@ -76,7 +76,7 @@ type run struct {
 	hist      *history.Writer
 	res       *resource.Server
 	clus      *cluster.Cluster
-	workerLog *os.File
+	workerLog *capWriter // workers.log, bounded
 	info      RunInfo
 	subject   Subject // the lock under test and the worker that runs it
 
@@ -93,7 +93,8 @@ type run struct {
 	lastLease map[*proc][2]string
 	leaseKey  map[string]string // the key of every lease the workload named
 	events    events // what the nemesis's await steps wait for
-	protoErr  []string
+	// abort ends the run with a cause (the first protocol violation).
+	abort context.CancelCauseFunc
 	cycle     int
 
 	gate *gate
@@ -149,18 +150,27 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 	if r.hist, err = history.Create(filepath.Join(r.dir, "history.jsonl")); err != nil {
 		return nil, err
 	}
-	if r.workerLog, err = os.Create(filepath.Join(r.dir, "workers.log")); err != nil {
+	logFile, err := os.Create(filepath.Join(r.dir, "workers.log"))
+	if err != nil {
 		r.hist.Close()
 		return nil, err
 	}
+	r.workerLog = &capWriter{w: logFile, max: MaxWorkerLog}
 	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
 	r.info = ri
 
 	runErr := r.execute(ctx, &meta)
 	// Everything below runs whatever happened above.
-	r.hist.Close()
-	r.workerLog.Close()
+	if dropped := r.workerLog.dropped; dropped > 0 {
+		r.note("workers-log", fmt.Sprintf("workers.log reached its bound of %d bytes: %d more bytes of the workers' stderr were dropped", MaxWorkerLog, dropped))
+		fmt.Fprintf(logFile, "\n[lockfault: %d more bytes of the workers' stderr were dropped: workers.log is bounded to %d bytes]\n", dropped, MaxWorkerLog)
+	}
+	if err := r.hist.Close(); err != nil {
+		// A history that could not be written whole has no verdict.
+		runErr = errors.Join(runErr, fmt.Errorf("history.jsonl could not be written whole: %w", err))
+	}
+	logFile.Close()
 	meta.Duration = time.Since(started)
 	if runErr != nil {
 		meta.Error = runErr.Error()
@@ -193,9 +203,10 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 // execute is the part of a run that starts things; its deferred cleanup
 // tears them down on every path, panics included.
 func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, abort := context.WithCancelCause(ctx)
+	cancel := func() { abort(context.Canceled) }
 	defer cancel()
-	r.ctx = ctx
+	r.ctx, r.abort = ctx, abort
 	var cleanups []func()
 	defer func() {
 		if p := recover(); p != nil {
@@ -280,23 +291,42 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 			r.clientLoop(wctx, name)
 		}()
 	}
+	stopBound := r.boundEvents(ctx)
 	nemErr := r.nemesis(ctx, meta)
+	stopBound()
 	stopWorkload()
 	r.gate.open()
 	r.drain(&wg)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause // the first protocol violation or bound, which ended the run
+	}
 	if nemErr != nil {
 		return nemErr
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	r.mu.Lock()
-	perrs := r.protoErr
-	r.mu.Unlock()
-	if len(perrs) > 0 {
-		return fmt.Errorf("worker protocol errors: %v", perrs)
-	}
-	return nil
+	return ctx.Err()
+}
+
+// boundEvents ends the run when its history passes MaxEvents.
+func (r *run) boundEvents(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if n := r.hist.Count(); n > MaxEvents {
+					r.protocolError(fmt.Sprintf("the run recorded %d events (allowed: at most %d, MaxEvents)", n, MaxEvents))
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 func (r *run) recoverInto(cancel func()) {
@@ -360,12 +390,15 @@ func (r *run) currentCycle() int {
 	return r.cycle
 }
 
+// protocolError ends the run at once: a worker broke the protocol or a
+// bound, so nothing it reports from here on can be trusted. The first such
+// error is the run's error (a harness error, exit 2).
 func (r *run) protocolError(msg string) {
-	r.mu.Lock()
-	r.protoErr = append(r.protoErr, msg)
-	r.mu.Unlock()
 	r.hist.Append(history.Event{Kind: history.Note, Op: "protocol-error", Detail: msg})
 	fmt.Fprintln(r.log, msg)
+	if r.abort != nil {
+		r.abort(errors.New(msg)) // only the first cause is kept
+	}
 }
 
 func (r *run) recordAccess(e history.Event) {
