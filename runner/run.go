@@ -92,10 +92,10 @@ type run struct {
 	// lastLease is each worker's latest grant (key, lease), for release_old.
 	lastLease map[*proc][2]string
 	leaseKey  map[string]string // the key of every lease the workload named
-	events    events // what the nemesis's await steps wait for
+	events    events            // what the nemesis's await steps wait for
 	// abort ends the run with a cause (the first protocol violation).
 	abort context.CancelCauseFunc
-	cycle     int
+	cycle int
 
 	gate *gate
 	opID int64
