@@ -156,3 +156,38 @@ func TestDescribeBuiltinWorker(t *testing.T) {
 		t.Errorf("unknown lock: %v", err)
 	}
 }
+
+// A worker's descendant that leaves the worker's process group (setsid) is
+// still stopped when the run ends: it stays in the worker's cgroup.
+func TestWorkerDescendantOutsideTheGroupIsStopped(t *testing.T) {
+	if _, err := cgroupRoot(); err != nil {
+		t.Skipf("no writable cgroup v2 here (%v): workers are tracked by process group only", err)
+	}
+	cmd, dir := script(t, `setsid sleep 300 </dev/null >/dev/null 2>&1 &
+echo $! >> "$D/pids"
+exec /usr/bin/python3 `+filepath.Join(mustAbs(t, "testdata"), "liar.py")+` honest`)
+	out, err := Run(context.Background(), externalPlan(t, cmd, "standalone-control", 1), Options{Backend: "process", ReportsDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("run: %v (%v)", err, out)
+	}
+	goneAll(t, filepath.Join(dir, "pids"))
+	if left, _ := filepath.Glob(filepath.Join(mustRoot(t), cgroupPrefix+"*"+out.Meta.RunID+"*")); len(left) > 0 {
+		t.Errorf("cgroups left behind: %v", left)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func mustRoot(t *testing.T) string {
+	r, err := cgroupRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

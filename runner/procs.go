@@ -32,7 +32,8 @@ type proc struct {
 	r     *run   // nil while describing a worker outside a run
 	cmd   *exec.Cmd
 	in    io.WriteCloser
-	tail  *tailBuffer // the end of the worker's stderr
+	tail  *tailBuffer   // the end of the worker's stderr
+	cg    *workerCgroup // nil: the process group is all that tracks it
 
 	mu      sync.Mutex
 	pending map[int64]pendingOp
@@ -92,6 +93,19 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	// and terminal job control (Ctrl-C, Ctrl-Z, fg) would reach it directly.
 	// The group is also what kill ends, children of a script included.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	// Descendants that leave the process group stay in the cgroup.
+	runID := "describe-" + NewRunID()
+	if r != nil {
+		runID = r.id
+	}
+	if cg, err := newWorkerCgroup(runID, name); err != nil {
+		if r != nil {
+			r.noCgroup(err)
+		}
+	} else {
+		p.cg = cg
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
+	}
 	if stderr == nil {
 		stderr = io.Discard
 	}
@@ -115,6 +129,7 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		in.Close()
 		pr.Close()
 		pw.Close()
+		p.cg.kill()
 		return nil, fmt.Errorf("%s: cannot start: %w", p.label, err)
 	}
 	pw.Close()
@@ -574,11 +589,14 @@ func (r *run) failpointFired(p *proc, m worker.Message) {
 	r.hist.Append(history.Event{Kind: history.Note, Op: "failpoint-fired", Process: p.name, Detail: m.Name + " " + m.Action, Cycle: r.currentCycle()})
 }
 
-// kill ends the worker and everything in its process group for good
-// (SIGKILL works on a stopped process too).
+// kill ends the worker and everything in its process group and its cgroup
+// for good (SIGKILL works on a stopped process too).
 func (p *proc) kill() {
 	p.killGroup()
 	<-p.dead
+	if err := p.cg.kill(); err != nil && p.r != nil {
+		p.r.note("cleanup", err.Error())
+	}
 }
 
 // killGroup sends SIGKILL to the worker's process group. The group id is

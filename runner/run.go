@@ -90,9 +90,10 @@ type run struct {
 	// with it.
 	wctx context.Context
 	// lastLease is each worker's latest grant (key, lease), for release_old.
-	lastLease map[*proc][2]string
-	leaseKey  map[string]string // the key of every lease the workload named
-	events    events            // what the nemesis's await steps wait for
+	lastLease  map[*proc][2]string
+	leaseKey   map[string]string // the key of every lease the workload named
+	events     events            // what the nemesis's await steps wait for
+	cgroupOnce sync.Once         // noCgroup's note
 	// abort ends the run with a cause (the first protocol violation).
 	abort context.CancelCauseFunc
 	cycle int
@@ -388,6 +389,14 @@ func (r *run) currentCycle() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.cycle
+}
+
+// noCgroup notes once that worker descendants are tracked by process
+// group only.
+func (r *run) noCgroup(err error) {
+	r.cgroupOnce.Do(func() {
+		r.note("setup", "worker descendants are tracked by process group only (no cgroup per worker: "+err.Error()+")")
+	})
 }
 
 // protocolError ends the run at once: a worker broke the protocol or a

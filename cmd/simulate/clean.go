@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/runner"
 )
 
 func cmdClean(args []string, stdout, stderr io.Writer) int {
@@ -24,6 +25,9 @@ func cmdClean(args []string, stdout, stderr io.Writer) int {
 	n, err := cluster.CleanTemp()
 	errs = append(errs, err)
 	fmt.Fprintf(stdout, "removed %d temp dir(s)\n", n)
+	n, err = runner.CleanCgroups()
+	errs = append(errs, err)
+	fmt.Fprintf(stdout, "removed %d worker cgroup(s) of dead runs\n", n)
 	if err := errors.Join(errs...); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
