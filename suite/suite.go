@@ -42,6 +42,13 @@ type Property struct {
 	// scenario arms (lockimpl.Info.Failpoints): the property attacks a step
 	// inside the lock and applies only to locks that have that step.
 	Failpoint string
+	// Broken and Correct name the property's mutation pair: a lock broken
+	// in exactly the way the property targets, which must violate it, and
+	// a correct lock of the same kind, which must hold it (both registered
+	// by the suite's tests, suite/broken_test.go and watchdog_test.go, or
+	// built in). TestMutations runs both for every property: a property
+	// that cannot fail is a defect.
+	Broken, Correct string
 	// Options are lock options the property sets for a lock that
 	// understands them (lockimpl.Info.Options), e.g. to turn a watchdog on;
 	// a lock that does not declare an option runs without it.
