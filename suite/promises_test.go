@@ -79,14 +79,3 @@ func TestPromises(t *testing.T) {
 		})
 	}
 }
-
-// README shows the promise table as the code states it.
-func TestReadmeShowsThePromiseTable(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if table := suite.PromiseTable(builtins()); !strings.Contains(string(b), table) {
-		t.Errorf("README.md does not contain the promise table; put this in its section \"The property suite\":\n%s", table)
-	}
-}
