@@ -22,7 +22,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build shim image scenario test claims suite cards bench bench-scenarios bench-claims clean vet fuzz
+.PHONY: all deps build ext shim image scenario test claims suite cards bench bench-scenarios bench-claims clean vet fuzz
 
 all: build
 
@@ -42,8 +42,13 @@ deps:
 	@# containers), never 6379 or 2379, and stops only what it started.
 	$(GO) mod download
 
-build: deps shim
+build: deps shim ext
 	$(GO) build -o $(BIN) ./cmd/simulate
+
+# The published Go lock libraries' worker (its own module, ext/go.mod):
+#   ./bin/simulate suite -worker bin/lockfault-ext -lock rueidislock
+ext:
+	cd ext && $(GO) build -o ../bin/lockfault-ext ./cmd/lockfault-ext
 
 shim:
 	@bash faults/clockshim/build.sh
@@ -60,6 +65,7 @@ test: build image
 	$(GO) test -count=1 -timeout 30m ./...
 	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
 	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
+	cd ext && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
 
 # Three rows at a time: most of a row is its schedule's waits, so the 2 cores
 # carry three (measured: under 5 min on both backends; 174 of 175 rows

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 )
 
 // startRedisNodes starts n independent redis-server masters through the
@@ -30,49 +28,6 @@ func startRedisNodes(tb testing.TB, n int) ([]string, []cluster.Node) {
 		nodes = append(nodes, node)
 	}
 	return addrs, nodes
-}
-
-// startEtcd starts a real single-node etcd and returns its client URL. It
-// is removed when the test ends.
-func startEtcd(tb testing.TB) string {
-	tb.Helper()
-	p := newTestBackend(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	node, err := p.Start(ctx, cluster.NodeSpec{Name: "e1", Kind: cluster.KindEtcd})
-	if err != nil {
-		tb.Fatalf("starting etcd (apt-get install -y etcd-server if it is missing): %v", err)
-	}
-	url := "http://" + node.Addr()
-	waitEtcdReady(tb, url)
-	return url
-}
-
-// waitEtcdReady waits until etcd has elected itself leader and serves a
-// lease grant (it listens about a second before that).
-func waitEtcdReady(tb testing.TB, url string) {
-	tb.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer c.Close()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		g, err := c.Grant(ctx, 5)
-		if err == nil {
-			_, err = c.Revoke(ctx, g.ID)
-		}
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("etcd at %s not ready: %v", url, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 func newTestBackend(tb testing.TB) *cluster.Process {

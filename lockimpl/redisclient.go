@@ -53,14 +53,18 @@ func NewNodeClientAuth(addr, password string, timeout time.Duration) *redis.Clie
 	return redis.NewClient(opt)
 }
 
+// NodeTimeout is the dial, read and write timeout of the harness's Redis
+// clients.
+const NodeTimeout = 500 * time.Millisecond
+
 // clientTimeouts: no hidden retries (a retried SET NX would muddy the
 // history) and short timeouts so a dead node shows up as an error quickly.
 func clientTimeouts() *redis.Options {
 	return &redis.Options{
 		DialerRetries: 1, // one dial per attempt: go-redis would retry 5 times, 100 ms apart
-		DialTimeout:   500 * time.Millisecond,
-		ReadTimeout:   500 * time.Millisecond,
-		WriteTimeout:  500 * time.Millisecond,
+		DialTimeout:   NodeTimeout,
+		ReadTimeout:   NodeTimeout,
+		WriteTimeout:  NodeTimeout,
 		MaxRetries:    -1,
 		PoolSize:      4,
 	}

@@ -129,17 +129,18 @@ func newRedlock(cfg Config) (Lock, error) {
 		base = r.nodeTimeout
 	}
 	for _, addr := range r.addrs {
-		r.nodes = append(r.nodes, quorumNodeClient(addr, cfg.Endpoints.Password, base))
+		r.nodes = append(r.nodes, QuorumNodeClient(addr, cfg.Endpoints.Password, base))
 	}
 	return r, nil
 }
 
-// quorumNodeClient connects to one of several independent masters: no
-// hidden retries, base as the dial/read/write timeout, per-request
-// deadlines from the context (the per-node timeout), and a single dial
-// attempt so a dead master fails at once with a dial error (which proves
-// the request was never sent) rather than after go-redis's dial retries.
-func quorumNodeClient(addr, password string, base time.Duration) *redis.Client {
+// QuorumNodeClient connects to one of several independent masters (the
+// ext module's redsync adapter uses it too): no hidden retries, base as
+// the dial/read/write timeout, per-request deadlines from the context (the
+// per-node timeout), and a single dial attempt so a dead master fails at
+// once with a dial error (which proves the request was never sent) rather
+// than after go-redis's dial retries.
+func QuorumNodeClient(addr, password string, base time.Duration) *redis.Client {
 	opt := clientTimeouts()
 	opt.Addr = addr
 	opt.Password = password
@@ -200,10 +201,10 @@ func (r *redlock) each(ctx context.Context, timeout time.Duration, f func(ctx co
 	return res
 }
 
-// redlockNotSent reports whether a failed request certainly had no effect on the
-// master: the connection was never established, or the server answered
-// with an error reply.
-func redlockNotSent(err error) bool {
+// NotSent reports whether a failed go-redis request certainly had no
+// effect on the node: the connection was never established, or the server
+// answered with an error reply.
+func NotSent(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		return true
@@ -322,7 +323,7 @@ func (r *redlock) attempt(ctx context.Context, resource, key string, ttl time.Du
 		if set[i].err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.addrs[i], set[i].err))
 		}
-		mayHold := set[i].ok || (set[i].err != nil && !redlockNotSent(set[i].err))
+		mayHold := set[i].ok || (set[i].err != nil && !NotSent(set[i].err))
 		if mayHold && rel[i].err != nil {
 			left = append(left, redlockLeftover{node: i, token: token, err: rel[i].err})
 		}
@@ -422,7 +423,7 @@ func (r *redlock) Extend(ctx context.Context, l *Lease, ttl time.Duration) error
 		}
 		if x.err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.addrs[i], x.err))
-			if !redlockNotSent(x.err) {
+			if !NotSent(x.err) {
 				maybe++
 			}
 		}

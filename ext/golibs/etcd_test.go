@@ -1,4 +1,4 @@
-package lockimpl
+package golibs
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/lockimpl"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
 
-func newEtcdT(t *testing.T, url string) Lock {
+func newEtcdT(t *testing.T, url string) lockimpl.Lock {
 	t.Helper()
-	l, err := New("etcd", Config{Endpoints: Endpoints{Etcd: []string{url}}})
+	l, err := lockimpl.New("etcd", lockimpl.Config{Endpoints: lockimpl.Endpoints{Etcd: []string{url}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func TestEtcdLeaseExcludesAndReleaseFrees(t *testing.T) {
 	raw := rawEtcd(t, url)
 	a, b := newEtcdT(t, url), newEtcdT(t, url)
 	const ttl = 5 * time.Second
-	la, err := a.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+	la, err := a.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func TestEtcdLeaseExcludesAndReleaseFrees(t *testing.T) {
 		t.Errorf("validity %v, want in (0, %v]", la.Validity, ttl)
 	}
 	for _, wait := range []time.Duration{0, 200 * time.Millisecond} {
-		if lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, ErrNotAcquired) {
+		if lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
 			t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
 		}
 		// The failed attempt left no waiter key behind.
@@ -77,14 +78,14 @@ func TestEtcdLeaseExcludesAndReleaseFrees(t *testing.T) {
 	if keys := etcdKeys(t, raw, "r"); len(keys) != 0 {
 		t.Fatalf("keys after release: %q", keys)
 	}
-	lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+	lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
 	if err != nil {
 		t.Fatalf("second client after release: %v", err)
 	}
 	if lb.Fence <= la.Fence {
 		t.Errorf("second grant's fence %d is not above the first's %d", lb.Fence, la.Fence)
 	}
-	if err := a.Release(ctx, la); !errors.Is(err, ErrNotHeld) {
+	if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
 	}
 	if err := b.Release(ctx, lb); err != nil {
@@ -96,17 +97,17 @@ func TestEtcdWaitingClientGetsTheLockOnRelease(t *testing.T) {
 	ctx := context.Background()
 	url := startEtcd(t)
 	a, b := newEtcdT(t, url), newEtcdT(t, url)
-	la, err := a.Acquire(ctx, "w", AcquireOptions{TTL: 5 * time.Second})
+	la, err := a.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	type res struct {
-		l   *Lease
+		l   *lockimpl.Lease
 		err error
 	}
 	done := make(chan res, 1)
 	go func() {
-		l, err := b.Acquire(ctx, "w", AcquireOptions{TTL: 5 * time.Second, Wait: 10 * time.Second})
+		l, err := b.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 5 * time.Second, Wait: 10 * time.Second})
 		done <- res{l, err}
 	}()
 	time.Sleep(100 * time.Millisecond)
@@ -132,14 +133,14 @@ func TestEtcdFenceIncreasesStrictly(t *testing.T) {
 	ctx := context.Background()
 	url := startEtcd(t)
 	raw := rawEtcd(t, url)
-	locks := []Lock{newEtcdT(t, url), newEtcdT(t, url)}
+	locks := []lockimpl.Lock{newEtcdT(t, url), newEtcdT(t, url)}
 	var last int64
 	for i := 0; i < 12; i++ {
 		l := locks[i%2]
 		if i == 11 {
 			l = newEtcdT(t, url) // a new Lock object
 		}
-		lease, err := l.Acquire(ctx, "f", AcquireOptions{TTL: 3 * time.Second})
+		lease, err := l.Acquire(ctx, "f", lockimpl.AcquireOptions{TTL: 3 * time.Second})
 		if err != nil {
 			t.Fatalf("grant %d: %v", i, err)
 		}
@@ -167,12 +168,12 @@ func TestEtcdFenceIncreasesStrictly(t *testing.T) {
 func TestEtcdDeadHolderFreesWithinTTL(t *testing.T) {
 	ctx := context.Background()
 	url := startEtcd(t)
-	a, err := New("etcd", Config{Endpoints: Endpoints{Etcd: []string{url}}})
+	a, err := lockimpl.New("etcd", lockimpl.Config{Endpoints: lockimpl.Endpoints{Etcd: []string{url}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := newEtcdT(t, url)
-	la, err := a.Acquire(ctx, "d", AcquireOptions{TTL: 2 * time.Second})
+	la, err := a.Acquire(ctx, "d", lockimpl.AcquireOptions{TTL: 2 * time.Second})
 	if err != nil {
 		a.Close()
 		t.Fatal(err)
@@ -183,10 +184,10 @@ func TestEtcdDeadHolderFreesWithinTTL(t *testing.T) {
 	}
 	a.Close() // the holder dies: no unlock, no revoke
 	died := time.Now()
-	if _, err := b.Acquire(ctx, "d", AcquireOptions{TTL: 2 * time.Second}); !errors.Is(err, ErrNotAcquired) {
+	if _, err := b.Acquire(ctx, "d", lockimpl.AcquireOptions{TTL: 2 * time.Second}); !errors.Is(err, lockimpl.ErrNotAcquired) {
 		t.Fatalf("right after the holder died: %v, want ErrNotAcquired (its lease still runs)", err)
 	}
-	lb, err := b.Acquire(ctx, "d", AcquireOptions{TTL: 2 * time.Second, Wait: granted + time.Second})
+	lb, err := b.Acquire(ctx, "d", lockimpl.AcquireOptions{TTL: 2 * time.Second, Wait: granted + time.Second})
 	if err != nil {
 		t.Fatalf("the lock did not free within the granted TTL %v + 1s: %v", granted, err)
 	}
@@ -204,18 +205,18 @@ func TestEtcdReleaseOfARevokedLeaseIsErrNotHeld(t *testing.T) {
 	url := startEtcd(t)
 	raw := rawEtcd(t, url)
 	l := newEtcdT(t, url)
-	lease, err := l.Acquire(ctx, "g", AcquireOptions{TTL: 5 * time.Second})
+	lease, err := l.Acquire(ctx, "g", lockimpl.AcquireOptions{TTL: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.Revoke(ctx, lease.State.(*etcdState).LeaseID); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Release(ctx, lease); !errors.Is(err, ErrNotHeld) {
+	if err := l.Release(ctx, lease); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Fatalf("release after the lease was revoked: %v, want ErrNotHeld", err)
 	}
 	// Another instance can release a live lease (the state is plain values).
-	lease, err = l.Acquire(ctx, "g", AcquireOptions{TTL: 5 * time.Second})
+	lease, err = l.Acquire(ctx, "g", lockimpl.AcquireOptions{TTL: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package lockimpl
+package golibs
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockfault/lockfault/lockimpl"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -14,7 +15,7 @@ import (
 )
 
 func init() {
-	Register(Info{
+	register(lockimpl.Info{
 		Name: "etcd",
 		Source: "go.etcd.io/etcd/client/v3/concurrency Mutex on a Session (etcd docs, \"distributed locks\"; " +
 			"client/v3/concurrency/mutex.go): a key per waiter under the lock prefix, attached to the session's lease; " +
@@ -22,9 +23,9 @@ func init() {
 		Promises: "mutual exclusion by Raft consensus, independent of clocks; a dead holder's lease expires within its TTL; " +
 			"the owner key's create revision is a strictly increasing fencing token",
 		Needs:   "etcd",
-		Caps:    []string{CapFencing},
+		Caps:    []string{lockimpl.CapFencing},
 		Options: []string{"op-timeout"},
-	}, newEtcd)
+	}, "go.etcd.io/etcd/client/v3", newEtcd)
 }
 
 // EtcdPrefix starts every etcd lock key prefix; a resource's mutex prefix is
@@ -74,7 +75,7 @@ const EtcdOpTimeout = time.Second
 // without revoking it (held leases then expire within their TTL, never
 // before their ValidUntil) and closes the client.
 type etcdLock struct {
-	cfg       Config
+	cfg       lockimpl.Config
 	cli       *clientv3.Client
 	opTimeout time.Duration
 
@@ -90,7 +91,7 @@ type etcdState struct {
 	TTL     int64            // granted TTL, seconds
 }
 
-func newEtcd(cfg Config) (Lock, error) {
+func newEtcd(cfg lockimpl.Config) (lockimpl.Lock, error) {
 	if len(cfg.Endpoints.Etcd) == 0 {
 		return nil, fmt.Errorf("etcd: no etcd endpoints")
 	}
@@ -119,7 +120,7 @@ func etcdTTLSeconds(ttl time.Duration) int64 {
 	return max(s, 1)
 }
 
-func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error) {
+func (l *etcdLock) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
 	if opts.TTL <= 0 {
 		return nil, fmt.Errorf("etcd: ttl must be positive")
 	}
@@ -130,7 +131,7 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 	cancel()
 	if err != nil {
 		// Without a lease ID no lock key can have been written.
-		return nil, fmt.Errorf("%w: etcd: grant: %v", ErrNotAcquired, err)
+		return nil, fmt.Errorf("%w: etcd: grant: %v", lockimpl.ErrNotAcquired, err)
 	}
 	s, err := concurrency.NewSession(l.cli, concurrency.WithLease(g.ID), concurrency.WithTTL(int(g.TTL)))
 	if err != nil {
@@ -170,7 +171,7 @@ func (l *etcdLock) Acquire(ctx context.Context, resource string, opts AcquireOpt
 	l.mu.Lock()
 	l.sessions[g.ID] = s
 	l.mu.Unlock()
-	return &Lease{
+	return &lockimpl.Lease{
 		Resource:   resource,
 		Token:      key,
 		Fence:      fence,
@@ -189,7 +190,7 @@ func (l *etcdLock) abandon(ctx context.Context, s *concurrency.Session, id clien
 	if err := l.revoke(ctx, id); err != nil {
 		return fmt.Errorf("etcd: not acquired (%v), and revoking lease %x failed, so a key may remain until the lease expires: %w", cause, int64(id), err)
 	}
-	return fmt.Errorf("%w: etcd: %v", ErrNotAcquired, cause)
+	return fmt.Errorf("%w: etcd: %v", lockimpl.ErrNotAcquired, cause)
 }
 
 // revoke revokes a lease; a lease that is already gone counts as revoked.
@@ -205,7 +206,7 @@ func (l *etcdLock) revoke(ctx context.Context, id clientv3.LeaseID) error {
 
 // Release deletes the owner key if it still has the lease's create
 // revision, then stops the session and revokes its lease.
-func (l *etcdLock) Release(ctx context.Context, lease *Lease) error {
+func (l *etcdLock) Release(ctx context.Context, lease *lockimpl.Lease) error {
 	st, ok := lease.State.(*etcdState)
 	if !ok {
 		return fmt.Errorf("etcd: lease has no etcd state")
@@ -230,7 +231,7 @@ func (l *etcdLock) Release(ctx context.Context, lease *Lease) error {
 		return fmt.Errorf("etcd: release: %w", err)
 	}
 	if !resp.Succeeded {
-		return fmt.Errorf("%w: etcd: key %s no longer has create revision %d", ErrNotHeld, st.Key, lease.Fence)
+		return fmt.Errorf("%w: etcd: key %s no longer has create revision %d", lockimpl.ErrNotHeld, st.Key, lease.Fence)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package lockimpl
+package golibs
 
 import (
 	"context"
@@ -10,19 +10,20 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	redsyncredis "github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/redis/go-redis/v9"
 )
 
 func init() {
-	Register(Info{
+	register(lockimpl.Info{
 		Name: "redsync",
 		Source: "github.com/go-redsync/redsync/v4 (a Go Redlock, README and mutex.go) with its goredis/v9 pool, used as published: " +
 			"NewMutex(WithExpiry, WithTries, WithRetryDelayFunc), LockContext, UnlockContext, ExtendContext",
 		Promises: "Redlock on 1 or more independent masters: mutual exclusion while a majority is up; " +
 			"validity = TTL - elapsed - 1% of TTL (redsync's Until)",
 		Needs: "masters",
-		Caps:  []string{CapExtend},
-	}, newRedsync)
+		Caps:  []string{lockimpl.CapExtend},
+	}, "github.com/go-redsync/redsync/v4", newRedsync)
 }
 
 // redsyncMeanDelay is the mean of redsyncRetryDelay, used to turn
@@ -74,7 +75,7 @@ func redsyncRetryDelay() time.Duration {
 // extends nothing), another error otherwise (a timeout, or a quorum that
 // took longer than the validity: redsync's ErrExtendFailed).
 type redsyncLock struct {
-	cfg  Config
+	cfg  lockimpl.Config
 	rdbs []*redis.Client
 	rs   *redsync.Redsync
 }
@@ -86,14 +87,14 @@ type redsyncState struct {
 	expiry time.Duration
 }
 
-func newRedsync(cfg Config) (Lock, error) {
+func newRedsync(cfg lockimpl.Config) (lockimpl.Lock, error) {
 	if len(cfg.Endpoints.Masters) == 0 {
 		return nil, fmt.Errorf("redsync: no masters in endpoints")
 	}
 	l := &redsyncLock{cfg: cfg}
 	var pools []redsyncredis.Pool
 	for _, addr := range cfg.Endpoints.Masters {
-		c := quorumNodeClient(addr, cfg.Endpoints.Password, clientTimeouts().ReadTimeout)
+		c := lockimpl.QuorumNodeClient(addr, cfg.Endpoints.Password, lockimpl.NodeTimeout)
 		l.rdbs = append(l.rdbs, c)
 		pools = append(pools, goredis.NewPool(c))
 	}
@@ -101,12 +102,12 @@ func newRedsync(cfg Config) (Lock, error) {
 	return l, nil
 }
 
-func (l *redsyncLock) Acquire(ctx context.Context, resource string, opts AcquireOptions) (*Lease, error) {
+func (l *redsyncLock) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
 	if opts.TTL <= 0 {
 		return nil, fmt.Errorf("redsync: ttl must be positive")
 	}
 	tries := 1 + int(opts.Wait/redsyncMeanDelay)
-	m := l.rs.NewMutex(KeyFor(resource),
+	m := l.rs.NewMutex(lockimpl.KeyFor(resource),
 		redsync.WithExpiry(opts.TTL),
 		redsync.WithTries(tries),
 		redsync.WithRetryDelayFunc(func(int) time.Duration { return redsyncRetryDelay() }),
@@ -115,15 +116,15 @@ func (l *redsyncLock) Acquire(ctx context.Context, resource string, opts Acquire
 		if redsyncNodeFailed(err) {
 			return nil, fmt.Errorf("redsync: lock failed with a master error, a key may remain until its TTL: %w", err)
 		}
-		return nil, fmt.Errorf("%w: %v", ErrNotAcquired, err)
+		return nil, fmt.Errorf("%w: %v", lockimpl.ErrNotAcquired, err)
 	}
-	lease := &Lease{Resource: resource, Token: m.Value(), State: &redsyncState{rs: l.rs, mutex: m, expiry: opts.TTL}}
+	lease := &lockimpl.Lease{Resource: resource, Token: m.Value(), State: &redsyncState{rs: l.rs, mutex: m, expiry: opts.TTL}}
 	l.setValidity(lease, m.Until())
 	return lease, nil
 }
 
 // setValidity takes redsync's Until (monotonic) as the lease's validity.
-func (l *redsyncLock) setValidity(lease *Lease, until time.Time) {
+func (l *redsyncLock) setValidity(lease *lockimpl.Lease, until time.Time) {
 	lease.Validity, lease.ValidUntil = time.Until(until), until
 }
 
@@ -132,7 +133,7 @@ func (l *redsyncLock) setValidity(lease *Lease, until time.Time) {
 // refused connections or error replies only).
 func redsyncNodeFailed(err error) bool {
 	var re *redsync.RedisError
-	if errors.As(err, &re) && !redlockNotSent(re.Err) {
+	if errors.As(err, &re) && !lockimpl.NotSent(re.Err) {
 		return true
 	}
 	var joined interface{ Unwrap() []error }
@@ -150,7 +151,7 @@ func redsyncNodeFailed(err error) bool {
 // from another instance (a worker that re-pointed its endpoints) or a new
 // expiry is wanted (redsync extends by the mutex's expiry), a mutex on this
 // instance's pools with the lease's value (WithValue).
-func (l *redsyncLock) mutexFor(lease *Lease, expiry time.Duration) *redsync.Mutex {
+func (l *redsyncLock) mutexFor(lease *lockimpl.Lease, expiry time.Duration) *redsync.Mutex {
 	if st, ok := lease.State.(*redsyncState); ok && st.rs == l.rs && (expiry == 0 || st.expiry == expiry) {
 		return st.mutex
 	}
@@ -158,10 +159,10 @@ func (l *redsyncLock) mutexFor(lease *Lease, expiry time.Duration) *redsync.Mute
 	if expiry > 0 {
 		opts = append(opts, redsync.WithExpiry(expiry))
 	}
-	return l.rs.NewMutex(KeyFor(lease.Resource), opts...)
+	return l.rs.NewMutex(lockimpl.KeyFor(lease.Resource), opts...)
 }
 
-func (l *redsyncLock) Release(ctx context.Context, lease *Lease) error {
+func (l *redsyncLock) Release(ctx context.Context, lease *lockimpl.Lease) error {
 	ok, err := l.mutexFor(lease, 0).UnlockContext(ctx)
 	if ok {
 		return nil
@@ -172,10 +173,10 @@ func (l *redsyncLock) Release(ctx context.Context, lease *Lease) error {
 	if errors.As(err, &re) {
 		return fmt.Errorf("redsync: unlock did not reach a quorum and a master failed: %w", err)
 	}
-	return fmt.Errorf("%w: %v", ErrNotHeld, err)
+	return fmt.Errorf("%w: %v", lockimpl.ErrNotHeld, err)
 }
 
-func (l *redsyncLock) Extend(ctx context.Context, lease *Lease, ttl time.Duration) error {
+func (l *redsyncLock) Extend(ctx context.Context, lease *lockimpl.Lease, ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("redsync: ttl must be positive")
 	}
@@ -189,7 +190,7 @@ func (l *redsyncLock) Extend(ctx context.Context, lease *Lease, ttl time.Duratio
 	if errors.Is(err, redsync.ErrExtendFailed) || (err != nil && redsyncNodeFailed(err)) {
 		return fmt.Errorf("redsync: extend: %w", err)
 	}
-	return fmt.Errorf("%w: %v", ErrNotHeld, err)
+	return fmt.Errorf("%w: %v", lockimpl.ErrNotHeld, err)
 }
 
 func (l *redsyncLock) Close() error {

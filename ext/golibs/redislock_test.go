@@ -1,15 +1,17 @@
-package lockimpl
+package golibs
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/lockfault/lockfault/lockimpl"
 )
 
-func newRedislockT(t *testing.T, primary string) Lock {
+func newRedislockT(t *testing.T, primary string) lockimpl.Lock {
 	t.Helper()
-	l, err := New("redislock", Config{Endpoints: Endpoints{Primary: primary}})
+	l, err := lockimpl.New("redislock", lockimpl.Config{Endpoints: lockimpl.Endpoints{Primary: primary}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +25,7 @@ func TestRedislockLeaseExcludesAndReleaseFrees(t *testing.T) {
 	a, b := newRedislockT(t, addr), newRedislockT(t, addr)
 	const ttl = 10 * time.Second
 	before := time.Now()
-	la, err := a.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+	la, err := a.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,22 +36,22 @@ func TestRedislockLeaseExcludesAndReleaseFrees(t *testing.T) {
 		t.Errorf("valid until %v, not within a TTL of now", la.ValidUntil)
 	}
 	raw := multiRawClients(t, []string{addr})[0]
-	if v := multiKeyValue(t, raw, KeyFor("r")); v != la.Token {
+	if v := multiKeyValue(t, raw, lockimpl.KeyFor("r")); v != la.Token {
 		t.Errorf("key holds %q, want the lease token %q", v, la.Token)
 	}
 	for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
-		if lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, ErrNotAcquired) {
+		if lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
 			t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
 		}
 	}
 	if err := a.Release(ctx, la); err != nil {
 		t.Fatal(err)
 	}
-	lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+	lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
 	if err != nil {
 		t.Fatalf("second client after release: %v", err)
 	}
-	if err := a.Release(ctx, la); !errors.Is(err, ErrNotHeld) {
+	if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
 	}
 	if err := b.Release(ctx, lb); err != nil {
@@ -62,7 +64,7 @@ func TestRedislockValidityFollowsTheKeyTTL(t *testing.T) {
 	addr := startRedis(t)
 	l := newRedislockT(t, addr)
 	// A short TTL: the reported validity is the key's PTTL, at most the TTL.
-	lease, err := l.Acquire(ctx, "v", AcquireOptions{TTL: 300 * time.Millisecond})
+	lease, err := l.Acquire(ctx, "v", lockimpl.AcquireOptions{TTL: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +77,13 @@ func TestRedislockWaitsForTheHolder(t *testing.T) {
 	ctx := context.Background()
 	addr := startRedis(t)
 	a, b := newRedislockT(t, addr), newRedislockT(t, addr)
-	la, err := a.Acquire(ctx, "w", AcquireOptions{TTL: 10 * time.Second})
+	la, err := a.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.Acquire(ctx, "w", AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
+		_, err := b.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -97,11 +99,11 @@ func TestRedislockExtendIsRefresh(t *testing.T) {
 	ctx := context.Background()
 	addr := startRedis(t)
 	l := newRedislockT(t, addr)
-	lease, err := l.Acquire(ctx, "e", AcquireOptions{TTL: 2 * time.Second})
+	lease, err := l.Acquire(ctx, "e", lockimpl.AcquireOptions{TTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := l.(Extender)
+	ex := l.(lockimpl.Extender)
 	if err := ex.Extend(ctx, lease, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -109,21 +111,21 @@ func TestRedislockExtendIsRefresh(t *testing.T) {
 		t.Errorf("validity after extend %v, want in (2s, 30s]", lease.Validity)
 	}
 	raw := multiRawClients(t, []string{addr})[0]
-	if pttl, err := raw.PTTL(ctx, KeyFor("e")).Result(); err != nil || pttl <= 2*time.Second {
+	if pttl, err := raw.PTTL(ctx, lockimpl.KeyFor("e")).Result(); err != nil || pttl <= 2*time.Second {
 		t.Errorf("pttl %v err %v, want more than 2s", pttl, err)
 	}
 	// A lease survives a new lock instance (a worker re-pointing its endpoints).
 	l2 := newRedislockT(t, addr)
-	if err := l2.(Extender).Extend(ctx, lease, 20*time.Second); err != nil {
+	if err := l2.(lockimpl.Extender).Extend(ctx, lease, 20*time.Second); err != nil {
 		t.Fatalf("extend through another instance: %v", err)
 	}
-	if err := raw.Del(ctx, KeyFor("e")).Err(); err != nil {
+	if err := raw.Del(ctx, lockimpl.KeyFor("e")).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := ex.Extend(ctx, lease, time.Minute); !errors.Is(err, ErrNotHeld) {
+	if err := ex.Extend(ctx, lease, time.Minute); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("extend of a lost lease: %v, want ErrNotHeld", err)
 	}
-	if err := l2.Release(ctx, lease); !errors.Is(err, ErrNotHeld) {
+	if err := l2.Release(ctx, lease); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("release of a lost lease through another instance: %v, want ErrNotHeld", err)
 	}
 }

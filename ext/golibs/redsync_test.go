@@ -1,15 +1,17 @@
-package lockimpl
+package golibs
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/lockfault/lockfault/lockimpl"
 )
 
-func newRedsyncT(t *testing.T, masters []string) Lock {
+func newRedsyncT(t *testing.T, masters []string) lockimpl.Lock {
 	t.Helper()
-	l, err := New("redsync", Config{Endpoints: Endpoints{Masters: masters}})
+	l, err := lockimpl.New("redsync", lockimpl.Config{Endpoints: lockimpl.Endpoints{Masters: masters}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func TestRedsyncLeaseExcludesAndReleaseFrees(t *testing.T) {
 			a, b := newRedsyncT(t, addrs), newRedsyncT(t, addrs)
 			const ttl = 10 * time.Second
 			before := time.Now()
-			la, err := a.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+			la, err := a.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,23 +38,23 @@ func TestRedsyncLeaseExcludesAndReleaseFrees(t *testing.T) {
 				t.Errorf("valid until %v, not within a TTL of now", la.ValidUntil)
 			}
 			for i, c := range multiRawClients(t, addrs) {
-				if v := multiKeyValue(t, c, KeyFor("r")); v != la.Token {
+				if v := multiKeyValue(t, c, lockimpl.KeyFor("r")); v != la.Token {
 					t.Errorf("master %d holds %q, want the lease token %q", i, v, la.Token)
 				}
 			}
 			for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
-				if lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, ErrNotAcquired) {
+				if lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
 					t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
 				}
 			}
 			if err := a.Release(ctx, la); err != nil {
 				t.Fatal(err)
 			}
-			lb, err := b.Acquire(ctx, "r", AcquireOptions{TTL: ttl})
+			lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
 			if err != nil {
 				t.Fatalf("second client after release: %v", err)
 			}
-			if err := a.Release(ctx, la); !errors.Is(err, ErrNotHeld) {
+			if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
 				t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
 			}
 			if err := b.Release(ctx, lb); err != nil {
@@ -66,13 +68,13 @@ func TestRedsyncWaitsForTheHolder(t *testing.T) {
 	ctx := context.Background()
 	addrs, _ := startRedisNodes(t, 3)
 	a, b := newRedsyncT(t, addrs), newRedsyncT(t, addrs)
-	la, err := a.Acquire(ctx, "w", AcquireOptions{TTL: 10 * time.Second})
+	la, err := a.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := b.Acquire(ctx, "w", AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
+		_, err := b.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
 		done <- err
 	}()
 	time.Sleep(50 * time.Millisecond)
@@ -90,11 +92,11 @@ func TestRedsyncExtend(t *testing.T) {
 	l := newRedsyncT(t, addrs)
 	// Redsync bounds each request by 5% of the expiry: long TTLs keep that
 	// far above any scheduling delay of a loaded test machine.
-	lease, err := l.Acquire(ctx, "e", AcquireOptions{TTL: 10 * time.Second})
+	lease, err := l.Acquire(ctx, "e", lockimpl.AcquireOptions{TTL: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ex := l.(Extender)
+	ex := l.(lockimpl.Extender)
 	if err := ex.Extend(ctx, lease, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -102,16 +104,16 @@ func TestRedsyncExtend(t *testing.T) {
 		t.Errorf("validity after extend %v, want in (10s, 30s]", lease.Validity)
 	}
 	for i, c := range multiRawClients(t, addrs) {
-		if pttl, err := c.PTTL(ctx, KeyFor("e")).Result(); err != nil || pttl <= 10*time.Second {
+		if pttl, err := c.PTTL(ctx, lockimpl.KeyFor("e")).Result(); err != nil || pttl <= 10*time.Second {
 			t.Errorf("master %d: pttl %v err %v, want more than 10s", i, pttl, err)
 		}
 	}
-	if err := ex.Extend(ctx, &Lease{Resource: "e", Token: "someone-else"}, time.Minute); !errors.Is(err, ErrNotHeld) {
+	if err := ex.Extend(ctx, &lockimpl.Lease{Resource: "e", Token: "someone-else"}, time.Minute); !errors.Is(err, lockimpl.ErrNotHeld) {
 		t.Errorf("extend with a foreign token: %v, want ErrNotHeld", err)
 	}
 	// A lease survives a new lock instance (a worker re-pointing its endpoints).
 	l2 := newRedsyncT(t, addrs)
-	if err := l2.(Extender).Extend(ctx, lease, 20*time.Second); err != nil {
+	if err := l2.(lockimpl.Extender).Extend(ctx, lease, 20*time.Second); err != nil {
 		t.Fatalf("extend through another instance: %v", err)
 	}
 	if err := l2.Release(ctx, lease); err != nil {
@@ -124,12 +126,12 @@ func TestRedsyncFailsWithoutAQuorum(t *testing.T) {
 	addrs, nodes := startRedisNodes(t, 5)
 	l := newRedsyncT(t, addrs)
 	killNodes(t, nodes[2], nodes[3], nodes[4])
-	_, err := l.Acquire(ctx, "q", AcquireOptions{TTL: 20 * time.Second})
-	if !errors.Is(err, ErrNotAcquired) {
+	_, err := l.Acquire(ctx, "q", lockimpl.AcquireOptions{TTL: 20 * time.Second})
+	if !errors.Is(err, lockimpl.ErrNotAcquired) {
 		t.Fatalf("2 of 5 masters up: %v, want ErrNotAcquired (the dead masters refused the connection)", err)
 	}
 	for i, c := range multiRawClients(t, addrs[:2]) {
-		if v := multiKeyValue(t, c, KeyFor("q")); v != "" {
+		if v := multiKeyValue(t, c, lockimpl.KeyFor("q")); v != "" {
 			t.Errorf("reachable master %d keeps %q", i, v)
 		}
 	}

@@ -1,0 +1,44 @@
+// Command lockfault-ext is the worker binary of the published Go lock
+// libraries (package golibs): started by the harness with
+// LOCKFAULT_ROLE=worker it speaks the worker protocol (docs/PROTOCOL.md)
+// for any of their locks; `lockfault-ext list` prints their descriptions
+// (lockimpl.Info, with each library's exact module version) as a JSON
+// array.
+//
+//	simulate run -backend process -worker 'bin/lockfault-ext' -lock rueidislock SCENARIO
+//	simulate suite -backend process -worker 'bin/lockfault-ext' -lock go-zero
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/lockfault/lockfault/ext/golibs"
+	"github.com/lockfault/lockfault/worker"
+)
+
+const usage = "usage: lockfault-ext list    (as a worker: LOCKFAULT_ROLE=worker lockfault-ext)"
+
+func main() {
+	if worker.IsWorker() {
+		worker.Main()
+	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is the command line outside the worker role.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || args[0] != "list" {
+		fmt.Fprintln(stderr, usage)
+		return 2
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(golibs.Infos()); err != nil {
+		fmt.Fprintln(stderr, "lockfault-ext:", err)
+		return 1
+	}
+	return 0
+}
