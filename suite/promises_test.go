@@ -1,6 +1,7 @@
 package suite_test
 
 import (
+	"context"
 	"os"
 	"slices"
 	"strings"
@@ -8,15 +9,16 @@ import (
 
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 )
 
 // builtins are the product's locks (not the broken ones of the tests).
 func builtins() []lockimpl.Info {
 	var out []lockimpl.Info
-	for _, n := range lockimpl.Names() {
-		if info, _ := lockimpl.Lookup(n); info.Source != "suite mutation test" {
-			out = append(out, info)
+	for _, n := range runner.KnownLocks(context.Background()) {
+		if s, err := runner.BuiltIn(context.Background(), n); err == nil && s.Info.Source != "suite mutation test" {
+			out = append(out, s.Info)
 		}
 	}
 	return out

@@ -8,7 +8,6 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
-	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 	"github.com/lockfault/lockfault/worker"
@@ -56,15 +55,15 @@ func runProperty(t *testing.T, prop, lock string, cycles int) *runner.Outcome {
 	if !ok {
 		t.Fatalf("no property %s", prop)
 	}
-	info, ok := lockimpl.Lookup(lock)
-	if !ok {
-		t.Fatalf("no lock %s", lock)
+	subj, err := runner.BuiltIn(context.Background(), lock)
+	if err != nil {
+		t.Fatal(err)
 	}
+	info := subj.Info
 	sc, err := p.LoadFor(info)
 	if err != nil {
 		t.Fatal(err)
 	}
-	subj := runner.Subject{Info: info}
 	plan, err := runner.Prepare(context.Background(), sc, &subj, runner.Overrides{Cycles: cycles})
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,13 @@
 package suite
 
 import (
+	"context"
 	"testing"
 
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
 )
 
 func TestEveryPropertyLoads(t *testing.T) {
@@ -74,11 +76,12 @@ func TestLoadForFitsTheTopology(t *testing.T) {
 // violation is of a property that applies to the lock.
 func TestPromiseTableNamesRealProperties(t *testing.T) {
 	for lock, props := range violations {
-		info, ok := lockimpl.Lookup(lock)
-		if !ok {
-			t.Errorf("promise table: unknown lock %s", lock)
+		subj, err := runner.BuiltIn(context.Background(), lock)
+		if err != nil {
+			t.Errorf("promise table: %v", err)
 			continue
 		}
+		info := subj.Info
 		for name := range props {
 			if name == "*" {
 				continue
