@@ -11,6 +11,7 @@
 #   make bench-claims                    the same plus the wall time of the whole catalogue
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
+#   make docs                            regenerate the tables in docs/ from the code
 
 SHELL := /bin/bash
 GO ?= go
@@ -22,7 +23,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build ext shim image scenario test claims suite cards bench bench-scenarios bench-claims clean vet fuzz
+.PHONY: all deps build ext shim image scenario test claims suite cards bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
@@ -112,6 +113,11 @@ fuzz:
 	    $(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The tables in docs/ are generated from the code (a test fails when one is
+# stale): rewrite them.
+docs: ext
+	$(GO) test -count=1 ./docs -update
 
 clean:
 	-./$(BIN) clean
