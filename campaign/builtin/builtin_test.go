@@ -36,3 +36,15 @@ func TestCatalogCarriesThePromiseTable(t *testing.T) {
 		}
 	}
 }
+
+// The example CI workflow's definition is a valid campaign of the real
+// catalog.
+func TestCIExampleDefinitionParses(t *testing.T) {
+	d, err := campaign.ReadFile("../../examples/ci/campaign.yaml", Catalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Runs() != 2*4*20 {
+		t.Fatalf("%d runs, want 160 (the file's comment says so)", d.Runs())
+	}
+}
