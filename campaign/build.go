@@ -132,6 +132,11 @@ func (b *builder) scenario(name, expect, at, expectAt string) error {
 	if err != nil {
 		return errAt(at, "%v (allowed: a readable scenario file, relative to the definition's folder)", err)
 	}
+	if b.cat.CheckScenario != nil {
+		if err := b.cat.CheckScenario(it.Path, data); err != nil {
+			return errAt(at, "%v", err)
+		}
+	}
 	sum := sha256.Sum256(data)
 	it.FileSHA256 = hex.EncodeToString(sum[:])
 	return b.item(it, expect, at, expectAt)

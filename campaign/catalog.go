@@ -14,6 +14,9 @@ type Catalog struct {
 	// expected to show on a property (held, violated or not-claimed).
 	// Nil means held everywhere.
 	Promise func(lock, property string) Outcome
+	// CheckScenario checks a scenario file named by a definition (nil:
+	// not checked); its error names the file and line.
+	CheckScenario func(path string, data []byte) error
 }
 
 // expand returns the properties a name or a prefix selects, in the

@@ -18,7 +18,7 @@ func Catalog() campaign.Catalog {
 	for _, p := range suite.All() {
 		props = append(props, p.Name)
 	}
-	return campaign.Catalog{Locks: lockimpl.Names(), Properties: props, Scenarios: scenarios.Names(), Promise: promise}
+	return campaign.Catalog{Locks: lockimpl.Names(), Properties: props, Scenarios: scenarios.Names(), Promise: promise, CheckScenario: checkScenario}
 }
 
 // promise is the promise table's outcome of a built-in lock on a property.
@@ -30,4 +30,10 @@ func promise(lock, property string) campaign.Outcome {
 	}
 	o, _ := suite.Expected(info, p)
 	return campaign.Outcome(o)
+}
+
+// checkScenario parses a scenario file as `simulate run` would.
+func checkScenario(path string, data []byte) error {
+	_, err := scenarios.Parse(path, data)
+	return err
 }

@@ -1,7 +1,10 @@
 package builtin
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lockfault/lockfault/campaign"
@@ -46,5 +49,17 @@ func TestCIExampleDefinitionParses(t *testing.T) {
 	}
 	if d.Runs() != 2*4*20 {
 		t.Fatalf("%d runs, want 160 (the file's comment says so)", d.Runs())
+	}
+}
+
+// A scenario file a definition names is checked as a scenario.
+func TestScenarioFilesAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("name: bad\ntopology: {kind: nowhere}\n"), 0o644)
+	def := filepath.Join(dir, "c.yaml")
+	os.WriteFile(def, []byte("repetitions: 1\nsubjects: [{lock: single}]\nitems: [{scenario: bad.yaml}]\n"), 0o644)
+	_, err := campaign.ReadFile(def, Catalog())
+	if err == nil || !strings.Contains(err.Error(), "items.0.scenario: ") || !strings.Contains(err.Error(), "bad.yaml:") {
+		t.Fatalf("a broken scenario file: %v", err)
 	}
 }
