@@ -82,7 +82,7 @@ func (c *Cell) markdownCell() string {
 		return mark + " not claimed"
 	}
 	s := fmt.Sprintf("%s %s %d/%d (%s–%s %%)", mark, c.Rate.Outcome.Text(), c.Rate.K, c.Rate.N, pct(c.Rate.Low), pct(c.Rate.High))
-	if c.Verdict == Matches && c.Expect.Outcome != Held && c.Expect.Outcome != Matched {
+	if c.Verdict == Matches && (c.Expect.Outcome == Violated || c.Expect.Outcome == NoMatch) {
 		s = "**" + s + "**" // a known weakness shown as expected
 	}
 	for _, o := range c.Others() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +19,7 @@ func runShards(t *testing.T, d *Definition, n int, only ...int) string {
 	t.Helper()
 	root := t.TempDir()
 	for i := 1; i <= n; i++ {
-		if len(only) > 0 && !containsInt(only, i) {
+		if len(only) > 0 && !slices.Contains(only, i) {
 			continue
 		}
 		if _, err := Run(context.Background(), d, Shard{i, n}, ExecutorFunc(fakeLock), filepath.Join(root, fmt.Sprintf("shard-%d", i)), 2); err != nil {
@@ -26,15 +27,6 @@ func runShards(t *testing.T, d *Definition, n int, only ...int) string {
 		}
 	}
 	return root
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // cellText is a report's cells in one comparable form.
@@ -148,18 +140,9 @@ func TestMergeWritesTableJUnitAndJSON(t *testing.T) {
 		t.Fatalf("%d testcases for %d cells", cases, len(m.Cells))
 	}
 	want := "lockfault campaign t: single property:crash/mid-acquire: expected held (promise table): held 17/20 (95 % CI 64–95 %), violated 3/20 (95 % CI 5–36 %)"
-	if !containsStr(failures, want) || len(failures) != m.Count(Differs) {
+	if !slices.Contains(failures, want) || len(failures) != m.Count(Differs) {
 		t.Fatalf("failures:\n%s\nwant among them:\n%s", strings.Join(failures, "\n"), want)
 	}
-}
-
-func containsStr(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func TestMergeReportsMissingShards(t *testing.T) {

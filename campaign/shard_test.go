@@ -95,29 +95,22 @@ func mapKeys(m map[string]int) map[string]bool {
 	return out
 }
 
-// assignment maps every identity of a campaign to its shard.
-func assignment(specs []RunSpec, n int, of func(specs []RunSpec, i int) int) map[string]int {
-	out := map[string]int{}
-	for i, s := range specs {
-		out[s.Identity] = of(specs, i)
-	}
-	return out
-}
-
 func byIdentity(specs []RunSpec, i int, n int) int { return Of(specs[i].Identity, n) }
 
 // byPosition is the broken assignment the test must catch: round robin
 // over the enumeration order, which moves runs when others are added.
 func byPosition(specs []RunSpec, i int, n int) int { return i%n + 1 }
 
-// moved counts the runs of the smaller campaign whose shard differs in the
-// bigger one.
+// moved counts the runs of the smaller campaign whose shard (of n, by the
+// assignment of) differs in the bigger one.
 func moved(small, big []RunSpec, n int, of func([]RunSpec, int, int) int) int {
-	a := assignment(small, n, func(s []RunSpec, i int) int { return of(s, i, n) })
-	b := assignment(big, n, func(s []RunSpec, i int) int { return of(s, i, n) })
+	shard := map[string]int{}
+	for i, s := range big {
+		shard[s.Identity] = of(big, i, n)
+	}
 	k := 0
-	for id, sh := range a {
-		if b[id] != sh {
+	for i, s := range small {
+		if shard[s.Identity] != of(small, i, n) {
 			k++
 		}
 	}
