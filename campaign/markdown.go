@@ -1,0 +1,105 @@
+package campaign
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Markdown is campaign.md: the cards table with rates (one row per item,
+// one column per subject), then the cells that differ with their first
+// finding and reports, and how complete the merge is.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Campaign %s\n\n", md(r.Campaign))
+	fmt.Fprintf(&b, "Definition `%s`, lockfault %s; %s.\n\n", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
+	fmt.Fprintf(&b, "%d cells: %d match, %d differ, %d not claimed, %d without a run. "+
+		"A cell matches when the 95 %% Wilson lower bound of its expected outcome's rate is at least %.2f "+
+		"(19 of 20 runs; no cell of fewer than %d runs can match). ✅ matches, ❌ differs, — not claimed, ⚠️ no run.\n\n",
+		len(r.Cells), r.Count(Matches), r.Count(Differs), r.Count(Unclaimed), r.Count(NoRuns), r.MatchLowerBound, MinRunsToMatch)
+	b.WriteString("| item |")
+	for _, k := range r.Subjects {
+		fmt.Fprintf(&b, " %s |", md(r.subjectLabel(k)))
+	}
+	b.WriteString("\n|---|")
+	for range r.Subjects {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, it := range r.Items {
+		fmt.Fprintf(&b, "| `%s:%s` |", it.Kind, md(it.Name))
+		for _, k := range r.Subjects {
+			c, ok := r.Cell(k, string(it.Kind)+":"+it.Name)
+			if !ok {
+				b.WriteString("  |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s |", c.markdownCell())
+		}
+		b.WriteString("\n")
+	}
+	var differ []Cell
+	for _, c := range r.Cells {
+		if c.Verdict == Differs || c.Verdict == NoRuns {
+			differ = append(differ, c)
+		}
+	}
+	if len(differ) > 0 {
+		b.WriteString("\n## Cells that differ from their expectation\n\n")
+		for _, c := range differ {
+			fmt.Fprintf(&b, "- **%s** × `%s:%s`: %s", md(c.Subject.Label), c.Item.Kind, md(c.Item.Name), md(c.Summary()))
+			if c.Verdict == NoRuns {
+				fmt.Fprintf(&b, " (no run finished of %d planned)", c.Planned)
+			}
+			if c.Finding != "" {
+				fmt.Fprintf(&b, ". First finding: %s", md(c.Finding))
+			}
+			for i, p := range c.Reports {
+				fmt.Fprintf(&b, " [report %d](%s)", i+1, mdLink(p))
+			}
+			b.WriteString("\n")
+		}
+	}
+	b.WriteString("\n## Subjects\n\n")
+	for _, k := range r.Subjects {
+		v := "not declared"
+		for _, c := range r.Cells {
+			if c.Subject.Key == k && c.Subject.LibraryVersion != "" {
+				v = c.Subject.LibraryVersion
+				break
+			}
+		}
+		fmt.Fprintf(&b, "- `%s`: library version %s\n", md(k), md(v))
+	}
+	return b.String()
+}
+
+func (c *Cell) markdownCell() string {
+	mark := map[Verdict]string{Matches: "✅", Differs: "❌", Unclaimed: "—", NoRuns: "⚠️"}[c.Verdict]
+	if c.Verdict == NoRuns {
+		return mark + " no run"
+	}
+	if c.Verdict == Unclaimed {
+		return mark + " not claimed"
+	}
+	s := fmt.Sprintf("%s %s %d/%d (%s–%s %%)", mark, c.Rate.Outcome.Text(), c.Rate.K, c.Rate.N, pct(c.Rate.Low), pct(c.Rate.High))
+	if c.Verdict == Matches && (c.Expect.Outcome == Violated || c.Expect.Outcome == NoMatch) {
+		s = "**" + s + "**" // a known weakness shown as expected
+	}
+	for _, o := range c.Others() {
+		s += fmt.Sprintf(" · %s %d/%d", o.Outcome.Text(), o.K, o.N)
+	}
+	if len(c.Reports) > 0 {
+		s += fmt.Sprintf(" · [report](%s)", mdLink(c.Reports[0]))
+	}
+	return s
+}
+
+// md escapes text for a Markdown table cell: no pipe, no line break, no
+// raw HTML.
+func md(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "<", "&lt;", ">", "&gt;", "`", "'").Replace(s)
+}
+
+func mdLink(p string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E").Replace(p)
+}

@@ -1,0 +1,96 @@
+package campaign
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Values are a campaign given on the command line instead of a file, as
+// `simulate campaign` reads its flags:
+//
+//	-name nightly -locks single,redlock -worker 'CMD' -worker-lock NAME
+//	-properties exclusion,crash -scenarios single-crash -hunt 1:20 -repetitions 20
+//
+// Errors name the flag: "-locks: unknown lock "x" (allowed: ...)".
+type Values struct {
+	Name string
+	// Locks are built-in lock names; Worker an external worker command,
+	// with the lock name it declares in WorkerLock (optional).
+	Locks      []string
+	Worker     string
+	WorkerLock string
+	// Properties are property names or prefixes; Scenarios built-in names
+	// or files (relative to the working directory).
+	Properties []string
+	Scenarios  []string
+	// Hunt are seeds: "42" or a range "FROM:COUNT" ("1:20" is seeds 1 to 20).
+	Hunt        []string
+	Repetitions int
+}
+
+// FromValues checks command-line values and builds their definition.
+func FromValues(v Values, cat Catalog) (*Definition, error) {
+	b := newBuilder(cat, "")
+	if v.Name != "" {
+		if err := b.name(v.Name, "-name"); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.repetitions(v.Repetitions, "-repetitions"); err != nil {
+		return nil, err
+	}
+	if len(v.Locks) > MaxSubjects {
+		return nil, errAt("-locks", "%d locks (allowed: at most %d)", len(v.Locks), MaxSubjects)
+	}
+	for _, l := range v.Locks {
+		if err := b.subject(strings.TrimSpace(l), "", "-locks", ""); err != nil {
+			return nil, err
+		}
+	}
+	if v.WorkerLock != "" && v.Worker == "" {
+		return nil, errAt("-worker-lock", "given without -worker (allowed: the lock name a -worker declares)")
+	}
+	if v.Worker != "" {
+		if err := b.subject(v.WorkerLock, v.Worker, "-worker-lock", "-worker"); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range v.Properties {
+		if err := b.property(p, "", "-properties", ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range v.Scenarios {
+		if err := b.scenario(s, "", "-scenarios", ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, h := range v.Hunt {
+		from, count, err := parseSeeds(h)
+		if err != nil {
+			return nil, errAt("-hunt", "%v", err)
+		}
+		if err := b.hunt(from, count, "", "-hunt", ""); err != nil {
+			return nil, err
+		}
+	}
+	return b.finish("-locks", "-locks", "-properties", "-repetitions")
+}
+
+// parseSeeds reads "42" or "FROM:COUNT".
+func parseSeeds(s string) (from int64, count int, err error) {
+	bad := fmt.Errorf("%q (allowed: a seed such as 42, or FROM:COUNT such as 1:20)", s)
+	a, c, isRange := strings.Cut(strings.TrimSpace(s), ":")
+	if from, err = strconv.ParseInt(a, 10, 64); err != nil {
+		return 0, 0, bad
+	}
+	if !isRange {
+		return from, 1, nil
+	}
+	n, err := strconv.Atoi(c)
+	if err != nil {
+		return 0, 0, bad
+	}
+	return from, n, nil
+}
