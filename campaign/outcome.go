@@ -19,7 +19,7 @@ const (
 	Violated             = Outcome(card.Violated)
 	NotClaimed           = Outcome(card.NotClaimed)
 	HarnessError         = Outcome(card.HarnessError)
-	Unknown      Outcome = "unknown"
+	Unknown              = Outcome(card.Unknown)
 	Matched      Outcome = "matched"
 	NoMatch      Outcome = "no-match"
 )

@@ -37,8 +37,8 @@ func FormatBaseline(c *Card) ([]byte, error) {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Property < rows[j].Property })
 	w := 0
 	for _, r := range rows {
-		if r.Outcome == HarnessError {
-			return nil, fmt.Errorf("property %s: harness error (%s): a baseline records only held, violated and not-claimed; fix the run first", r.Property, r.Finding)
+		if r.Outcome == HarnessError || r.Outcome == Unknown {
+			return nil, fmt.Errorf("property %s: %s (%s): a baseline records only held, violated and not-claimed; a run without evidence says nothing about the lock", r.Property, r.Outcome.Text(), r.Finding)
 		}
 		w = max(w, len(r.Property))
 	}
@@ -138,7 +138,7 @@ func (b *Baseline) Compare(c *Card) Diff {
 		before, listed := b.Outcomes[r.Property]
 		ch := Change{Property: r.Property, Before: before, Now: r.Outcome, Finding: r.Finding, Report: r.Report}
 		switch {
-		case r.Outcome == HarnessError:
+		case r.Outcome == HarnessError || r.Outcome == Unknown:
 			d.Harness = append(d.Harness, ch)
 		case !listed:
 			d.Other = append(d.Other, ch)

@@ -29,12 +29,16 @@ const (
 	// NotClaimed: the lock does not declare what the property needs (its
 	// kind or a capability); the property was not run.
 	NotClaimed Outcome = "not-claimed"
+	// Unknown: the run proved nothing: its history cannot be judged, or
+	// it lacks the evidence the property needs (no critical section
+	// completed around its faults). Never held.
+	Unknown Outcome = "unknown"
 	// HarnessError: the run itself failed, so nothing is known.
 	HarnessError Outcome = "harness-error"
 )
 
 // Outcomes lists every outcome, in the order a card sorts them by badness.
-var Outcomes = []Outcome{Held, Violated, NotClaimed, HarnessError}
+var Outcomes = []Outcome{Held, Violated, NotClaimed, Unknown, HarnessError}
 
 // Valid reports whether o is one of Outcomes.
 func (o Outcome) Valid() bool {
@@ -91,6 +95,9 @@ func (r Row) Summary() string {
 		return s
 	case NotClaimed:
 		return "not claimed: " + r.Finding
+	}
+	if r.Outcome == Unknown {
+		return "unknown: " + r.Finding
 	}
 	return "harness error: " + r.Finding
 }

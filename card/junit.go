@@ -80,9 +80,9 @@ func (c *Card) JUnit() JUnitSuites {
 		case NotClaimed:
 			s.Skipped++
 			tc.Skipped = &JUnitMessage{Message: "not claimed: " + r.Finding}
-		case HarnessError:
+		case HarnessError, Unknown:
 			s.Errors++
-			tc.Error = &JUnitMessage{Message: r.Finding, Type: "harness-error", Text: r.Finding}
+			tc.Error = &JUnitMessage{Message: r.Finding, Type: string(r.Outcome), Text: r.Finding}
 		}
 		s.Cases = append(s.Cases, tc)
 	}

@@ -64,7 +64,7 @@ func WriteCardsTable(mdPath, pngPath string, cards []*card.Card, cardDirs []stri
 				continue
 			}
 			spans := []inline{txt(outcomeMark(r.Outcome))}
-			if r.Outcome == card.Violated || r.Outcome == card.HarnessError {
+			if r.Outcome == card.Violated || r.Outcome == card.HarnessError || r.Outcome == card.Unknown {
 				spans = []inline{bold(outcomeMark(r.Outcome))}
 			}
 			if r.Outcome == card.Violated {

@@ -60,7 +60,7 @@ func outcomeTone(o card.Outcome) int {
 	switch o {
 	case card.Held:
 		return 1
-	case card.Violated, card.HarnessError:
+	case card.Violated, card.HarnessError, card.Unknown:
 		return -1
 	}
 	return 0
@@ -74,6 +74,8 @@ func outcomeMark(o card.Outcome) string {
 		return "❌ violated"
 	case card.HarnessError:
 		return "⚠️ harness error"
+	case card.Unknown:
+		return "❔ unknown"
 	}
 	return "— not claimed"
 }

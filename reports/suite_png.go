@@ -34,7 +34,7 @@ func outcomeColours(o card.Outcome) (fill, edge color.NRGBA) {
 		return goodCell, goodEdge
 	case card.Violated:
 		return badCell, badEdge
-	case card.HarnessError:
+	case card.HarnessError, card.Unknown:
 		return harnessCell, harnessEdge
 	}
 	return emptyCell, greyEdge

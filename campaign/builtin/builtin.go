@@ -1,13 +1,16 @@
-// Package builtin is the campaign catalog of lockfault's own registries:
-// the built-in locks, the suite's properties, the built-in scenarios and
-// the promise table, for campaign.ReadFile and campaign.FromValues. It is
+// Package builtin connects campaigns to lockfault's own registries and
+// runs: the catalog (the locks lockfault ships, the suite's properties, the
+// built-in scenarios, the promise table) for campaign.ReadFile and
+// campaign.FromValues, and the Executor that makes each run real. It is
 // apart from package campaign so that campaign imports none of the run
 // packages (reports reads campaign's files).
 package builtin
 
 import (
+	"context"
+
 	"github.com/lockfault/lockfault/campaign"
-	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -18,17 +21,17 @@ func Catalog() campaign.Catalog {
 	for _, p := range suite.All() {
 		props = append(props, p.Name)
 	}
-	return campaign.Catalog{Locks: lockimpl.Names(), Properties: props, Scenarios: scenarios.Names(), Promise: promise, CheckScenario: checkScenario}
+	return campaign.Catalog{Locks: runner.KnownLocks(context.Background()), Properties: props, Scenarios: scenarios.Names(), Promise: promise, CheckScenario: checkScenario}
 }
 
 // promise is the promise table's outcome of a built-in lock on a property.
 func promise(lock, property string) campaign.Outcome {
-	info, ok := lockimpl.Lookup(lock)
-	p, ok2 := suite.Lookup(property)
-	if !ok || !ok2 {
+	subj, err := runner.BuiltIn(context.Background(), lock)
+	p, ok := suite.Lookup(property)
+	if err != nil || !ok || !subj.Shipped {
 		return ""
 	}
-	o, _ := suite.Expected(info, p)
+	o, _ := suite.Expected(subj.Info, p)
 	return campaign.Outcome(o)
 }
 

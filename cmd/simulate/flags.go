@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"regexp"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -42,7 +43,11 @@ func (f *flags) help(w io.Writer) {
 // parse parses flags that may come before or after the positional
 // arguments, and returns those. ok false: the caller returns code.
 func (f *flags) parse(args []string) (pos []string, code int, ok bool) {
-	rest := args
+	rest, after := args, []string(nil)
+	if i := slices.Index(args, "--"); i >= 0 {
+		rest, after = args[:i], args[i+1:] // everything after -- is positional
+	}
+	defer func() { pos = append(pos, after...) }()
 	for len(rest) > 0 {
 		if err := f.Parse(rest); err != nil {
 			if errors.Is(err, flag.ErrHelp) {

@@ -28,6 +28,9 @@ var commands = []command{
 	{"suite", "-lock NAME | -worker CMD", "the property suite against one lock: its report card, junit.xml, a baseline gate", cmdSuite},
 	{"cards", "[-locks a,b]", "the suite against several locks: each card and a lock × property table (cards.md, cards.png)", cmdCards},
 	{"claims", "", "the whole catalogue (every claim, every variant): claims.md and claims.png", cmdClaims},
+	{"campaign", "-def FILE | -locks ...", "many runs: locks × properties, scenarios or hunt seeds × repetitions, as rates; -shard i/N runs a slice; -emit k8s", cmdCampaign},
+	{"merge", "SHARD-DIR...", "combine a campaign's shards into one result (campaign.json, campaign.md, junit.xml)", cmdMerge},
+	{"serve", "[reports-dir]", "serve the reports folder's index.html on loopback", cmdServe},
 	{"list", "", "list scenarios, locks and faults", cmdList},
 	{"clean", "", "remove containers, networks and temp dirs left by killed runs (only lockfault's own)", cmdClean},
 }
