@@ -28,14 +28,14 @@ type RequestParser struct {
 	bulk int64
 	crlf int // bytes of the current argument's "\r\n" still to read
 
-	argv  []string // the kept arguments
-	arg    []byte // the kept part of the current argument
-	argLen int    // bytes of the current argument so far
-	keep   int    // bytes of the current argument to keep
-	trunc bool     // some argument or argument list was cut
-	sum   hash.Hash
-	sha   string // of the script argument, if any
-	err   error
+	argv   []string // the kept arguments
+	arg    []byte   // the kept part of the current argument
+	argLen int      // bytes of the current argument so far
+	keep   int      // bytes of the current argument to keep
+	trunc  bool     // some argument or argument list was cut
+	sum    hash.Hash
+	sha    string // of the script argument, if any
+	err    error
 }
 
 type reqState uint8

@@ -45,7 +45,7 @@ var commands = map[string]cmdInfo{
 	"ZADD": writes(oneKey), "ZREM": writes(oneKey), "ZSCORE": oneKey, "ZRANGE": oneKey, "ZCARD": oneKey,
 	// transactions and pub/sub: PUBLISH's channel stands for its key
 	"WATCH": allKeys, "UNWATCH": noKeys, "MULTI": noKeys, "EXEC": noKeys, "DISCARD": noKeys,
-	"PUBLISH": {first: 1, last: 1, step: 1},
+	"PUBLISH":   {first: 1, last: 1, step: 1},
 	"SUBSCRIBE": noKeys, "PSUBSCRIBE": noKeys, "SSUBSCRIBE": noKeys,
 	"UNSUBSCRIBE": noKeys, "PUNSUBSCRIBE": noKeys, "SUNSUBSCRIBE": noKeys,
 	// scripts and functions: keys are counted by argv[2]
