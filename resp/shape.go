@@ -38,7 +38,7 @@ func (s Shape) Trigger() Trigger {
 }
 
 // KeyPattern generalises a key into a glob that matches it and its
-// siblings: every run of digits, and every run of 8 or more hex digits with
+// siblings: every run of digits, and every run of 4 or more hex digits with
 // a digit in it (tokens, UUID parts), becomes '*'; glob characters are
 // escaped. "lock:order-17" gives "lock:order-*".
 func KeyPattern(key string) string {
@@ -55,7 +55,7 @@ func KeyPattern(key string) string {
 		for j < len(key) && isHex(key[j]) {
 			j++
 		}
-		if j-i >= 8 && strings.ContainsAny(key[i:j], "0123456789") {
+		if j-i >= 4 && strings.ContainsAny(key[i:j], "0123456789") {
 			wild()
 			i = j
 			continue
