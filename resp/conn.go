@@ -91,6 +91,7 @@ type reqSide struct {
 	cmd     *Command
 	multi   bool       // inside MULTI
 	tx      []*Command // queued inside MULTI
+	txCut   bool       // more were queued than tx keeps
 	proto   int        // as the client asked with HELLO
 	queuing bool       // commands are still queued for pairing
 }
@@ -113,9 +114,10 @@ func (s *reqSide) stop(why string) {
 
 func (s *reqSide) message() (func(), bool) {
 	c, cmd := s.c, s.cmd
+	replied := s.track(cmd)
 	c.tap.reg.enrich(c.tap.client, cmd)
 	var wait func()
-	if s.track(cmd) && s.queuing && !c.isUnpaired() {
+	if replied && s.queuing && !c.isUnpaired() {
 		select {
 		case c.queue <- cmd:
 		default: // MaxInFlight requests await replies: wait, once what is ahead is forwarded
@@ -142,7 +144,7 @@ func (s *reqSide) message() (func(), bool) {
 // paired replies) and reports whether the command gets a reply of its own.
 func (s *reqSide) track(c *Command) bool {
 	if c.Name == "RESET" { // runs at once, even inside MULTI
-		s.multi, s.tx, s.proto = false, nil, 2
+		s.multi, s.tx, s.txCut, s.proto = false, nil, false, 2
 		return true
 	}
 	if s.multi {
@@ -150,6 +152,7 @@ func (s *reqSide) track(c *Command) bool {
 		case "EXEC":
 			s.multi = false
 			c.Tx, s.tx = s.tx, nil
+			c.Truncated, s.txCut = c.Truncated || s.txCut, false
 			for _, q := range c.Tx {
 				c.Write = c.Write || q.Write
 				for _, k := range q.Keys {
@@ -159,12 +162,14 @@ func (s *reqSide) track(c *Command) bool {
 				}
 			}
 		case "DISCARD":
-			s.multi, s.tx = false, nil
+			s.multi, s.tx, s.txCut = false, nil, false
 		case "MULTI", "WATCH", "QUIT": // answered at once, not queued
 		default:
 			c.Queued = true
 			if len(s.tx) < MaxTxKept {
 				s.tx = append(s.tx, c)
+			} else {
+				s.txCut = true
 			}
 		}
 		return true

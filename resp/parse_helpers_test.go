@@ -3,6 +3,7 @@ package resp
 import (
 	"fmt"
 	"strings"
+	"testing"
 )
 
 // framed is what a parser made of a stream: each message's summary, where
@@ -110,4 +111,25 @@ func resp(args ...string) string {
 		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
 	}
 	return b.String()
+}
+
+// checkFraming checks what frame makes of in, whole and in every chunking:
+// the messages want (summaries), and an error containing err ("" none).
+func checkFraming(t *testing.T, frame func([]byte, ...int) framed, in string, want []string, err string) {
+	t.Helper()
+	whole := frame([]byte(in))
+	if strings.Join(whole.msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("messages:\n got %q\nwant %q", whole.msgs, want)
+	}
+	if (err == "") != (whole.err == "") || !strings.Contains(whole.err, err) {
+		t.Errorf("error %q, want one containing %q", whole.err, err)
+	}
+	if err == "" && whole.used != len(in) {
+		t.Errorf("consumed %d of %d bytes", whole.used, len(in))
+	}
+	for _, sizes := range chunkings {
+		if got := frame([]byte(in), sizes...); !got.equal(whole) {
+			t.Errorf("in pieces of %v:\n got %v\nwant %v", sizes, got, whole)
+		}
+	}
 }

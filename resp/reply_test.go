@@ -60,23 +60,7 @@ func TestReplyParser(t *testing.T) {
 		{"attribute streamed", "|?\r\n", nil, "count"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			whole := frameReplies([]byte(tc.in))
-			if strings.Join(whole.msgs, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("replies:\n got %q\nwant %q", whole.msgs, tc.want)
-			}
-			if (tc.err == "") != (whole.err == "") || !strings.Contains(whole.err, tc.err) {
-				t.Errorf("error %q, want one containing %q", whole.err, tc.err)
-			}
-			if tc.err == "" && whole.used != len(tc.in) {
-				t.Errorf("consumed %d of %d bytes", whole.used, len(tc.in))
-			}
-			for _, sizes := range chunkings {
-				if got := frameReplies([]byte(tc.in), sizes...); !got.equal(whole) {
-					t.Errorf("in pieces of %v:\n got %v\nwant %v", sizes, got, whole)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFraming(t, frameReplies, tc.in, tc.want, tc.err) })
 	}
 }
 

@@ -55,23 +55,7 @@ func TestRequestParser(t *testing.T) {
 		{"error after a command", resp("PING") + "*z\r\n", []string{`PING argc=1 argv=["PING"] keys=[] size=14`}, "argument count"},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			whole := frameRequests([]byte(tc.in))
-			if strings.Join(whole.msgs, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("commands:\n got %q\nwant %q", whole.msgs, tc.want)
-			}
-			if (tc.err == "") != (whole.err == "") || !strings.Contains(whole.err, tc.err) {
-				t.Errorf("error %q, want one containing %q", whole.err, tc.err)
-			}
-			if tc.err == "" && whole.used != len(tc.in) {
-				t.Errorf("consumed %d of %d bytes", whole.used, len(tc.in))
-			}
-			for _, sizes := range chunkings {
-				if got := frameRequests([]byte(tc.in), sizes...); !got.equal(whole) {
-					t.Errorf("in pieces of %v:\n got %v\nwant %v", sizes, got, whole)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFraming(t, frameRequests, tc.in, tc.want, tc.err) })
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,9 @@ func TestTapGoRedis(t *testing.T) {
 			}
 			if rel := released(t, queued); rel.Reply.Kind != KindQueued || !rel.Command.Queued {
 				t.Errorf("INCR inside MULTI: reply %s, queued %v; want queued", rel.Reply, rel.Command.Queued)
+			}
+			if want := (Shape{Client: "c1", Name: "EXEC", Key: KeyPattern(p + "tx:a")}); !slices.Contains(reg.Seen(), want) {
+				t.Errorf("shape %+v not seen: %+v", want, reg.Seen())
 			}
 
 			// EVALSHA, NOSCRIPT, EVAL, then EVALSHA again.
