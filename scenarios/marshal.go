@@ -61,6 +61,9 @@ func (s Step) MarshalYAML() (any, error) {
 	if s.Await != "" {
 		add("await", s.Await)
 	}
+	if s.Command != nil {
+		add("command", s.Command)
+	}
 	if s.Within > 0 {
 		add("within", s.Within.D().String())
 	}

@@ -183,6 +183,9 @@ type Step struct {
 	Quiesce bool     `yaml:"quiesce"`
 	Resume  bool     `yaml:"resume"`
 
+	// Command: with `await: command`, the command (or reply) to wait for.
+	Command *CommandMatch `yaml:"command,omitempty"`
+
 	Line int `yaml:"-"`
 }
 
@@ -236,6 +239,9 @@ func (s Step) String() string {
 		return "sleep " + s.Sleep.D().String()
 	case s.Await != "":
 		out := "await " + s.Await
+		if s.Command != nil {
+			out += " " + s.Command.String()
+		}
 		if s.By != "" {
 			out += " by " + s.By
 		}

@@ -255,6 +255,9 @@ func topologyFields(kind lockfault.TopologyKind) []string {
 func (s *Scenario) validateStep(i int) error {
 	st := &s.Nemesis.Steps[i]
 	path := fmt.Sprintf("nemesis.steps.%d", i)
+	if err := s.validateCommand(i); err != nil {
+		return err
+	}
 	var set []string
 	if st.Fault != "" {
 		set = append(set, "fault")
@@ -308,7 +311,7 @@ func (s *Scenario) validateStep(i int) error {
 	}
 	if st.Await != "" {
 		switch st.Await {
-		case "grant", "read", "write", "renew":
+		case "grant", "read", "write", "renew", AwaitCommand:
 		case "in-sync":
 			if s.Topology.Kind != "replicated" {
 				return s.ErrAt(path+".await", "in-sync needs a replicated topology, not %s", s.Topology.Kind)
