@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/worker"
@@ -38,6 +39,12 @@ func (e env) Clients(target string) ([]faults.Client, error) {
 				out = append(out, p)
 			}
 		}
+	case lockfault.TargetTrigger:
+		name := r.taps.trigger()
+		if name == "" || r.procs[name] == nil {
+			return nil, fmt.Errorf("target trigger: no await: command fired in this cycle")
+		}
+		out = append(out, r.procs[name])
 	case "holder":
 		if r.holder == "" {
 			return nil, errNoHolder

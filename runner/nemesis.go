@@ -101,17 +101,29 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 		awaiting := next
 		next = nil
 		if st.Await != "" && awaiting == nil && !polledAwait(st.Await) {
-			awaiting = r.events.await(st.Await, st.By, nil)
+			ch, err := r.register(st, nil)
+			if err != nil {
+				return err
+			}
+			awaiting = ch
 		}
 		if i+1 < len(steps) && steps[i+1].Await != "" && !polledAwait(steps[i+1].Await) {
 			var after <-chan struct{}
 			if st.Await != "" && !polledAwait(st.Await) {
 				after = awaiting
 			}
-			next = r.events.await(steps[i+1].Await, steps[i+1].By, after)
+			ch, err := r.register(steps[i+1], after)
+			if err != nil {
+				return err
+			}
+			next = ch
 		}
 		r.awaiting = awaiting
-		if err := r.step(ctx, st, act); err != nil {
+		err := r.step(ctx, st, act)
+		if i > 0 && steps[i-1].Await == scenarios.AwaitCommand {
+			r.taps.releaseHeld() // the step after the await has been applied
+		}
+		if err != nil {
 			return fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
 		}
 	}
@@ -129,6 +141,8 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		return sleep(ctx, st.Sleep.D())
 	case polledAwait(st.Await):
 		return r.awaitPolled(ctx, st.Await, st.Within.D())
+	case st.Await == scenarios.AwaitCommand:
+		return r.awaitCommand(ctx, st, r.awaiting)
 	case st.Await != "":
 		select {
 		case <-r.awaiting:
@@ -174,6 +188,7 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
 			return nil
 		}
+		r.taps.releaseHeld() // an await: command before it holds a message until now
 		*act = append(*act, active{st.Fault, target, h})
 		if st.For > 0 {
 			if err := sleep(ctx, st.For.D()); err != nil {
@@ -211,7 +226,22 @@ func (r *run) heal(ctx context.Context, name string, act *[]active) error {
 }
 
 func (r *run) healAll(ctx context.Context, act *[]active) error {
+	r.taps.releaseHeld()
 	return r.heal(ctx, "all", act)
+}
+
+// register starts waiting for an await step's event: a workload event, or
+// for await: command the trigger it arms (which must not wait for an
+// earlier await's event: it counts from now).
+func (r *run) register(st scenarios.Step, after <-chan struct{}) (<-chan struct{}, error) {
+	if st.Await == scenarios.AwaitCommand {
+		ch, err := r.armCommand(st)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
+		}
+		return ch, nil
+	}
+	return r.events.await(st.Await, st.By, after), nil
 }
 
 // settle waits for the topology to be whole again between cycles.
@@ -289,6 +319,13 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 	addrs, err := r.clus.ClientAddrs(client)
 	if err != nil {
 		return lockimpl.Endpoints{}, err
+	}
+	if r.taps != nil {
+		for node, a := range addrs {
+			if addrs[node], err = r.taps.addr(client, node, a); err != nil {
+				return lockimpl.Endpoints{}, err
+			}
+		}
 	}
 	info := r.subject.Info
 	ep := lockimpl.Endpoints{Password: r.sc.Topology.Password}

@@ -36,6 +36,11 @@ type Options struct {
 	// (default DefaultWorkerTimeout).
 	WorkerTimeout time.Duration
 	Log           io.Writer // progress lines (default: discard)
+	// SeeCommands puts a RESP tap in front of every client's path to every
+	// node even when no step waits for a command, so that the commands
+	// the lock sends are seen (Outcome.Commands): the hunt draws its
+	// triggers from them.
+	SeeCommands bool
 }
 
 // Outcome is what a run produced.
@@ -94,6 +99,7 @@ type run struct {
 	leaseKey   map[string]string // the key of every lease the workload named
 	events     events            // what the nemesis's await steps wait for
 	cgroupOnce sync.Once         // noCgroup's note
+	taps       *taps             // the RESP taps and their triggers (nil: none)
 	// abort ends the run with a cause (the first protocol violation).
 	abort context.CancelCauseFunc
 	cycle int
@@ -254,6 +260,10 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		}
 	})
 	r.note("setup", "cluster up")
+	if r.usesTaps() {
+		r.taps = newTaps()
+		cleanups = append(cleanups, r.taps.close, r.noteTapProblems)
+	}
 
 	r.res = &resource.Server{Fencing: r.sc.Workload.Fencing, Record: r.recordAccess}
 	if err := r.res.Listen("127.0.0.1:0"); err != nil {
@@ -418,4 +428,15 @@ func (r *run) recordAccess(e history.Event) {
 	if !e.Rejected {
 		r.events.signal(e.Access, e.Process)
 	}
+}
+
+// identity is the client a worker acts as: its own name, or for a clone
+// the client it clones (whose endpoints and taps it uses).
+func (r *run) identity(name string) string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id, ok := r.clones[name]; ok {
+		return id
+	}
+	return name
 }

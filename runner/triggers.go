@@ -1,0 +1,213 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/resp"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Command-level triggers: every client's path to every node passes a RESP
+// tap (package resp) in front of its toxiproxy proxy, when the scenario
+// waits for a command (await: command) or the caller asks to see the
+// commands (Options.SeeCommands, the hunt). An await: command arms a
+// trigger; when a client's command (or its reply) matches, the tap holds
+// it, the history notes what fired, the step after the await runs (on the
+// client that sent it: target trigger), and the message is let go once
+// that step's fault is injected.
+
+// NoteCommandFired is the history note of a command that fired an await.
+const NoteCommandFired = "command-fired"
+
+// taps are a run's taps and their trigger registry.
+type taps struct {
+	reg *resp.Registry
+
+	mu   sync.Mutex
+	taps map[string]*resp.Tap // "client>node"
+	op   map[string]string    // each client's operation in flight
+
+	// The await: command under way: fired closes when its trigger fired;
+	// release lets the held message go (once the next step is applied).
+	fired   chan struct{}
+	fire    resp.Fire
+	release chan struct{}
+	relOnce *sync.Once
+	armed   *resp.Armed
+}
+
+func newTaps() *taps {
+	t := &taps{reg: resp.NewRegistry(), taps: map[string]*resp.Tap{}, op: map[string]string{}}
+	t.reg.SetOpSource(t.opOf)
+	return t
+}
+
+// usesTaps: the scenario waits for a command, or the caller wants to see
+// the commands the lock sends.
+func (r *run) usesTaps() bool {
+	return r.opt.SeeCommands || hasCommandAwait(r.sc)
+}
+
+// addr is the address a client reaches a node at: its tap in front of the
+// proxy at upstream.
+func (t *taps) addr(client, node, upstream string) (string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := client + ">" + node
+	if tp, ok := t.taps[key]; ok {
+		return tp.Addr(), nil
+	}
+	tp, err := resp.Listen(t.reg, client, node, upstream)
+	if err != nil {
+		return "", fmt.Errorf("tap %s: %w", key, err)
+	}
+	t.taps[key] = tp
+	return tp.Addr(), nil
+}
+
+// setOp records the operation a client has in flight ("" when none).
+func (t *taps) setOp(client, op string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	t.op[client] = op
+	t.mu.Unlock()
+}
+
+func (t *taps) opOf(client string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.op[client]
+}
+
+// close closes every tap (a held message is let go first).
+func (t *taps) close() {
+	t.releaseHeld()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tp := range t.taps {
+		tp.Close()
+	}
+}
+
+// arm arms the trigger of an await: command step and returns the channel
+// closed when it fires.
+func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
+	t := r.taps
+	m := st.Command
+	at, err := resp.ParsePhase(m.At)
+	if err != nil {
+		return nil, err
+	}
+	reply, err := resp.ParseReplyFilter(m.Reply)
+	if err != nil {
+		return nil, err
+	}
+	fired, release, once := make(chan struct{}), make(chan struct{}), &sync.Once{}
+	trig := resp.Trigger{Client: st.By, Names: m.Names(), Key: m.Key, Script: m.Script, SHA: m.SHA, Op: m.Op,
+		Nth: m.Nth, At: at, Reply: reply, HoldLimit: commandHoldLimit(st),
+		OnFire: func(ctx context.Context, f resp.Fire) {
+			t.mu.Lock()
+			t.fire = f
+			t.mu.Unlock()
+			r.hist.Append(history.Event{Kind: history.Note, Op: NoteCommandFired, Process: f.Client, Target: f.Node, Cycle: r.currentCycle(),
+				Detail: describeFire(f)})
+			close(fired)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+		}}
+	a, err := t.reg.Arm(trig)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.fired, t.release, t.relOnce, t.armed = fired, release, once, a
+	t.mu.Unlock()
+	return fired, nil
+}
+
+// commandHoldLimit bounds how long a matched message is held: the await's
+// own wait for it plus the longest the next step may take to be applied.
+func commandHoldLimit(st scenarios.Step) time.Duration {
+	return min(resp.MaxHoldLimit, max(resp.DefaultHoldLimit, st.Within.D()+time.Minute))
+}
+
+// releaseHeld lets the message held by the last await: command go, and
+// disarms its trigger if it never fired.
+func (t *taps) releaseHeld() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	a, once, release := t.armed, t.relOnce, t.release
+	t.armed = nil
+	t.mu.Unlock()
+	if a != nil {
+		a.Disarm()
+	}
+	if once != nil {
+		once.Do(func() { close(release) })
+	}
+}
+
+// trigger is the client whose command fired the last await: command.
+func (t *taps) trigger() string {
+	if t == nil {
+		return ""
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.fire.Client
+}
+
+// awaitCommand waits for the armed trigger to fire, at most within; a
+// trigger that never fires is the finding not-exercised (the lock never
+// sent that command) and ends the cycle's steps.
+func (r *run) awaitCommand(ctx context.Context, st scenarios.Step, fired <-chan struct{}) error {
+	select {
+	case <-fired:
+		return nil
+	case <-time.After(st.Within.D()):
+		r.taps.releaseHeld()
+		r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Cycle: r.currentCycle(),
+			Detail: fmt.Sprintf("no command matched %s within %v (%s:%d); the rest of the cycle was skipped", st.Command, st.Within.D(), r.sc.File, st.Line)})
+		fmt.Fprintf(r.log, "cycle %d: no command matched %s within %v: not exercised\n", r.currentCycle(), st.Command, st.Within.D())
+		return errCycleOver
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// describeFire says what fired: "c1 → n1: GET order (at the reply: nil)".
+func describeFire(f resp.Fire) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s → %s: %s", f.Client, f.Node, f.Command)
+	if f.Command.Op != "" {
+		fmt.Fprintf(&b, " during %s", f.Command.Op)
+	}
+	if f.Phase == resp.AtReply && f.Reply != nil {
+		fmt.Fprintf(&b, " (at the reply: %s)", f.Reply.Kind)
+	} else {
+		b.WriteString(" (before it reached the node)")
+	}
+	return b.String()
+}
+
+// noteTapProblems copies what the taps could not follow into the history.
+func (r *run) noteTapProblems() {
+	if r.taps == nil {
+		return
+	}
+	for _, n := range r.taps.reg.Notes() {
+		r.note("tap", fmt.Sprintf("%s: %s", n.Kind, n.Detail))
+	}
+}
