@@ -219,7 +219,9 @@ def log(*a):
 
 
 def clip(s):
-    b = str(s).encode("utf-8", "replace")
+    """s as a string of at most MAX_ERROR bytes."""
+    s = str(s)
+    b = s.encode("utf-8", "replace")
     return s if len(b) <= MAX_ERROR else b[:MAX_ERROR].decode("utf-8", "ignore") + "..."
 
 
