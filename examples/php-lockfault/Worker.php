@@ -954,6 +954,12 @@ final class Worker
         }
     }
 
+    /** Waits $ms milliseconds, applying the commands that arrive meanwhile (an adapter's retry loop). */
+    public function idle(int $ms): void
+    {
+        $this->wait($ms, false);
+    }
+
     /** Waits $ms milliseconds, applying commands meanwhile; a `cut` ends it early when $cuttable. */
     private function wait(int $ms, bool $cuttable): void
     {
