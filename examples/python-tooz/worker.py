@@ -45,10 +45,37 @@ lw.under_clock_shim()
 import importlib.metadata  # noqa: E402
 
 import redis  # noqa: E402
-import tooz  # noqa: E402
-import tooz.coordination  # noqa: E402
 
 SOCKET_TIMEOUT_S = 5  # tooz's `timeout` (socket timeout, membership timeout); its default is 30 s
+IMPORT_WAIT_S = 12
+
+# Importing tooz costs over a second of CPU (futurist brings in eventlet and
+# dnspython): on a loaded machine more than the harness's 20 s for `ready`.
+# It is imported on a thread from the start; an init with endpoints waits
+# for it up to IMPORT_WAIT_S before answering, and the first acquire waits
+# for the rest.
+_tooz = {}
+_tooz_imported = threading.Event()
+
+
+def _import_tooz():
+    try:
+        import tooz.coordination
+        _tooz["tooz"] = tooz
+    except BaseException as e:  # reported at the first acquire
+        _tooz["error"] = e
+    finally:
+        _tooz_imported.set()
+
+
+threading.Thread(target=_import_tooz, daemon=True, name="import-tooz").start()
+
+
+def tooz_module():
+    _tooz_imported.wait()
+    if "error" in _tooz:
+        raise lw.Unknown("cannot import tooz: %r" % _tooz["error"])
+    return _tooz["tooz"]
 
 
 class BeatWatch(logging.Handler):
@@ -128,8 +155,10 @@ class Tooz(lw.Adapter):
         # Held locks stay with the coordinator that granted them (tooz has no
         # way to re-point a lock); new grants use new coordinators.
         self.coords = {}
+        _tooz_imported.wait(IMPORT_WAIT_S)
 
     def coordinator(self, ttl_s):
+        tooz = tooz_module()
         if ttl_s not in self.coords:
             url = "%s?timeout=%d&lock_timeout=%d%s" % (self.base, SOCKET_TIMEOUT_S, ttl_s, self.query)
             member = ("%s-%d-%ds" % (self.worker.client_name, os.getpid(), ttl_s)).encode()
@@ -148,6 +177,7 @@ class Tooz(lw.Adapter):
 
     def acquire(self, key, ttl_ms, wait_ms):
         ttl_s = max(1, math.ceil(ttl_ms / 1000))
+        tooz = tooz_module()
         try:
             coord = self.coordinator(ttl_s)
             lock = coord.get_lock(key.encode())
@@ -164,6 +194,7 @@ class Tooz(lw.Adapter):
                         valid_until=0 if self.heart else lw.until(start, ttl_s * 1000))
 
     def release(self, lock):
+        tooz = tooz_module()
         with self.mu:
             self.held.pop(id(lock), None)  # no renewal is reported once its release began
         try:
@@ -174,6 +205,9 @@ class Tooz(lw.Adapter):
             raise lw.Fail("tooz refused the release (the lock was not held by this lease: see the worker log)")
 
     def close(self):
+        if not self.coords:
+            return
+        tooz = tooz_module()
         for coord, heart in self.coords.values():
             if heart is not None:
                 heart.stop()
