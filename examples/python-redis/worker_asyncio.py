@@ -28,33 +28,25 @@ import redis.asyncio.lock  # noqa: E402
 import redis.asyncio.sentinel  # noqa: E402
 import redis.exceptions  # noqa: E402
 
-from worker import SOCKET_TIMEOUT, ms_option, outcome, token_of, version  # noqa: E402
+from worker import SOCKET_TIMEOUT, RedisPy, outcome, token_of  # noqa: E402
 
 
-class RedisPyAsyncio(lw.Adapter):
+class RedisPyAsyncio(RedisPy):
+    """RedisPy's declaration and options; every call goes through the loop."""
+
     lock = "redis-py-asyncio"
-    needs = "single"
-    caps = ["extend"]
-    options = {"sleep_ms": (None, "the wait between attempts of a blocking acquire (redis-py's sleep, default 100)")}
-    reads_wall_clock = False
 
     def __init__(self, worker):
         super().__init__(worker)
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True, name="asyncio").start()
-        self.redis = None
-        self.locks = []
-        self.sleep = 0.1
 
     def run(self, coro):
         """Runs a coroutine on the library's loop and waits for its result."""
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def version(self):
-        return version() + ", redis.asyncio.lock"
-
-    def configure(self, opts):
-        self.sleep = ms_option(opts, "sleep_ms", 0.1)
+        return super().version() + ", redis.asyncio.lock"
 
     def connect(self, ep):
         self.run(self._connect(ep))
