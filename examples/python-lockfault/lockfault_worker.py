@@ -61,6 +61,11 @@ COMMAND_NAMES = "init, acquire, cs, release, extend, round, failpoint, clock, cu
 # The environment of a worker re-executed under the clock shim.
 ENV_CLOCK_FD = "LOCKFAULT_WORKER_CLOCK_FD"
 
+# When this process began running Python (after the re-exec): the harness
+# allows 20 s from start to `ready`, and a slow adapter budgets from here.
+STARTED = time.monotonic()
+VERSION_WAIT_S = 5  # how long ready waits for the version (dpkg-query) before going without it
+
 
 def now():
     """CLOCK_MONOTONIC in ns, the harness's clock (time.monotonic_ns reads it on Linux)."""
@@ -380,6 +385,16 @@ class Worker:
         self.clock_fd = int(os.environ[ENV_CLOCK_FD]) if ENV_CLOCK_FD in os.environ else None
         self.ops = queue.Queue()
         threading.Thread(target=self.run_ops, daemon=True).start()
+        # The version (dpkg-query) is read while the harness sends init.
+        self.version = ""
+        self.version_read = threading.Thread(target=self.read_version, daemon=True)
+        self.version_read.start()
+
+    def read_version(self):
+        try:
+            self.version = self.adapter.version()[:200]
+        except Exception as e:
+            log("version: %r" % e)
 
     def supported_failpoints(self):
         return sorted(set(WORKER_FAILPOINTS) | set(self.adapter.failpoints))
@@ -428,8 +443,12 @@ class Worker:
             with self.mu:
                 self.inited = True
             a = self.adapter
-            send({"type": "ready", "pid": os.getpid(), "lock": a.lock, "needs": a.needs, "caps": list(a.caps),
-                  "failpoints": self.supported_failpoints(), "options": sorted(a.options), "version": a.version()[:200]})
+            self.version_read.join(VERSION_WAIT_S)
+            m = {"type": "ready", "pid": os.getpid(), "lock": a.lock, "needs": a.needs, "caps": list(a.caps),
+                 "failpoints": self.supported_failpoints(), "options": sorted(a.options)}
+            if self.version:
+                m["version"] = self.version
+            send(m)
         elif cmd in OPERATIONS:
             if not self.connected:
                 raise malformed("%s before the lock has endpoints (send endpoints first)" % cmd)

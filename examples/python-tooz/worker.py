@@ -36,6 +36,7 @@ import math
 import os
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python-lockfault"))
 import lockfault_worker as lw  # noqa: E402
@@ -47,13 +48,13 @@ import importlib.metadata  # noqa: E402
 import redis  # noqa: E402
 
 SOCKET_TIMEOUT_S = 5  # tooz's `timeout` (socket timeout, membership timeout); its default is 30 s
-IMPORT_WAIT_S = 12
+IMPORT_BUDGET_S = 10
 
 # Importing tooz costs over a second of CPU (futurist brings in eventlet and
 # dnspython): on a loaded machine more than the harness's 20 s for `ready`.
 # It is imported on a thread from the start; an init with endpoints waits
-# for it up to IMPORT_WAIT_S before answering, and the first acquire waits
-# for the rest.
+# for it until IMPORT_BUDGET_S after the process started, and the first
+# acquire waits for the rest.
 _tooz = {}
 _tooz_imported = threading.Event()
 
@@ -155,7 +156,7 @@ class Tooz(lw.Adapter):
         # Held locks stay with the coordinator that granted them (tooz has no
         # way to re-point a lock); new grants use new coordinators.
         self.coords = {}
-        _tooz_imported.wait(IMPORT_WAIT_S)
+        _tooz_imported.wait(max(0.0, lw.STARTED + IMPORT_BUDGET_S - time.monotonic()))
 
     def coordinator(self, ttl_s):
         tooz = tooz_module()
