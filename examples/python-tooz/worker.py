@@ -48,7 +48,7 @@ import importlib.metadata  # noqa: E402
 import redis  # noqa: E402
 
 SOCKET_TIMEOUT_S = 5  # tooz's `timeout` (socket timeout, membership timeout); its default is 30 s
-IMPORT_BUDGET_S = 10
+IMPORT_BUDGET_S = 6
 
 # Importing tooz costs over a second of CPU (futurist brings in eventlet and
 # dnspython): on a loaded machine more than the harness's 20 s for `ready`.
