@@ -14,8 +14,8 @@ declare(strict_types=1);
  *            released it) -> fail; LockAcquiringException (a server error)
  *            -> info. symfony/lock's blocking acquire(true) waits without
  *            end on these stores, so for wait_ms the worker retries
- *            acquire() every 100 ms (the interval of symfony's own loop)
- *            until wait_ms has passed, as an application must.
+ *            acquire() every 100 ms +- 10 ms (the interval of symfony's own
+ *            loop) until wait_ms has passed, as an application must.
  *   release  $lock->release(): ok; LockReleasingException caused by a server
  *            error -> info, without one (the key is still this grant's on
  *            the servers after the delete) -> fail. symfony/lock deletes a
@@ -83,10 +83,14 @@ abstract class SymfonyLock extends Adapter
         $deadline = Lockfault\now() + $waitMs * 1000000;
         try {
             while (!$lock->acquire()) {
-                if (Lockfault\now() + 100000000 > $deadline) {
+                // symfony's own blocking loop sleeps 100 ms +- 10 ms: the
+                // jitter keeps contending clients from retrying in step
+                // (split votes over several stores, again and again).
+                $sleep = 100 + random_int(-10, 10);
+                if (Lockfault\now() + $sleep * 1000000 > $deadline) {
                     throw new Fail('lock not acquired within wait_ms');
                 }
-                $this->worker->idle(100);
+                $this->worker->idle($sleep);
             }
         } catch (LockExpiredException $e) {
             throw new Fail('LockExpiredException: ' . $e->getMessage());
