@@ -78,14 +78,14 @@ claims: build image
 # .png, .json, junit.xml). Exit 0 as the promise table expects (a built-in
 # lock) or all held (a worker's lock), 1 otherwise, 2 harness failure.
 # With worker='COMMAND' the lock is the one an external worker declares:
-#   make suite worker='/usr/bin/python3 examples/redis-py/worker.py'
+#   make suite worker='/usr/bin/python3 examples/python-redis/worker.py'
 suite: build image
 	./$(BIN) suite $(if $(worker),-worker '$(worker)',-lock $(lock)) -backend $(backend) $(ARGS)
 
 # Every built-in lock's card, redis-py's through its external worker, and
 # the lock × property table (cards.md, cards.png).
 cards: build image
-	./$(BIN) cards -backend $(backend) -parallel 2 $(if $(wildcard examples/redis-py/worker.py),-worker '/usr/bin/python3 examples/redis-py/worker.py') $(ARGS)
+	./$(BIN) cards -backend $(backend) -parallel 2 $(if $(wildcard examples/python-redis/worker.py),-worker '/usr/bin/python3 examples/python-redis/worker.py') $(ARGS)
 
 # Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
 # measured in the same run (ratio). Benchmarks only: nothing here is timed

@@ -21,7 +21,7 @@ func redisPy(t *testing.T) []string {
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import redis.lock").CombinedOutput(); err != nil {
 		t.Fatalf("the redis-py worker needs /usr/bin/python3 with redis-py (Debian: apt-get install python3-redis): %v: %s", err, out)
 	}
-	return []string{"/usr/bin/python3", filepath.Join("..", "examples", "redis-py", "worker.py")}
+	return []string{"/usr/bin/python3", filepath.Join("..", "examples", "python-redis", "worker.py")}
 }
 
 // runExternal runs a built-in scenario with an external worker, the way

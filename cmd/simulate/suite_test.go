@@ -188,12 +188,12 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 	}
 }
 
-// redis-py's own lock, through the external worker of examples/redis-py,
+// redis-py's own lock, through the external worker of examples/python-redis,
 // gets a card: the lock is what the worker declares, its junit.xml has a
 // testcase per property, and the properties it does not claim are skipped.
 func TestSuiteExternalWorkerRedisPy(t *testing.T) {
 	reps := filepath.Join(t.TempDir(), "reports")
-	worker := "/usr/bin/python3 " + filepath.Join("..", "..", "examples", "redis-py", "worker.py")
+	worker := "/usr/bin/python3 " + filepath.Join("..", "..", "examples", "python-redis", "worker.py")
 	code, out, errs := run("suite", "-worker", worker, "-backend", "process", "-cycles", "2",
 		"-only", "exclusion/no-faults,stale/write-fenced", "-reports", reps)
 	if code != 0 {
