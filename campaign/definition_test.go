@@ -54,7 +54,7 @@ func TestHashIsCanonical(t *testing.T) {
 	reordered := `name: nightly
 items: [{hunt: {count: 2, from: 7}}, {scenario: mine/x.yaml, expect: no-match}, {scenario: single-crash}, {property: crash/}, {property: exclusion}]
 subjects:
-  - {lock: redis-py, worker: python3 examples/redis-py/worker.py, expect: {"property:crash/mid-acquire": violated}}
+  - {lock: redis-py, worker: python3 examples/python-redis/worker.py, expect: {"property:crash/mid-acquire": violated}}
   - lock: get-set   # known to break exclusion
   - lock: single
 repetitions: 3

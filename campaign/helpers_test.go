@@ -58,7 +58,7 @@ repetitions: 3
 subjects:
   - lock: single
   - lock: get-set
-  - worker: python3 examples/redis-py/worker.py
+  - worker: python3 examples/python-redis/worker.py
     lock: redis-py
     expect:
       crash/mid-acquire: violated

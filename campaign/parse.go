@@ -18,7 +18,7 @@ import (
 //	repetitions: 20               # runs of every cell, 1 to 1000
 //	subjects:                     # 1 to 32
 //	  - lock: single              # a built-in lock
-//	  - worker: python3 examples/redis-py/worker.py
+//	  - worker: python3 examples/python-redis/worker.py
 //	    lock: redis-py            # the lock name the worker declares (optional)
 //	    expect:                   # this subject's expected outcomes, by item
 //	      failover/sentinel: violated

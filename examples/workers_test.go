@@ -141,7 +141,7 @@ func TestWorkersDescribeTheirLock(t *testing.T) {
 			if err := worker.ValidateReady(m); err != nil {
 				t.Fatal(err)
 			}
-			if m.Lock != w.lock || m.Needs != w.needs || !slices.Equal(m.Caps, w.caps) || !slices.Equal(m.Options, w.options) {
+			if m.Lock != w.lock || string(m.Needs) != w.needs || !slices.Equal(m.Caps, w.caps) || !slices.Equal(m.Options, w.options) {
 				t.Errorf("ready %+v\nwant lock %s, needs %s, caps %v, options %v", m, w.lock, w.needs, w.caps, w.options)
 			}
 			for _, fp := range worker.WorkerFailpoints {
