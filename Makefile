@@ -28,20 +28,23 @@ export TESTCONTAINERS_RYUK_DISABLED := true
 all: build
 
 # Debian packages and Go modules. Skips apt when everything is present.
+# The Debian packages lockfault runs (servers, the clock shim's compiler,
+# the Python and PHP lock libraries its example workers call, Chromium for
+# the index page's test); apt runs only when one is missing.
+DEBS := redis-server redis-sentinel etcd-server gcc make iproute2 python3-redis python3-tooz \
+	php-cli php-redis php-malkusch-lock php-symfony-lock php-illuminate-cache php-illuminate-redis chromium
 deps:
-	@need=""; \
-	for b in redis-server:redis-server redis-sentinel:redis-sentinel etcd:etcd-server gcc:gcc; do \
-	  command -v $${b%%:*} >/dev/null 2>&1 || need="$$need $${b##*:}"; \
-	done; \
-	/usr/bin/python3 -c 'import redis' >/dev/null 2>&1 || need="$$need python3-redis"; \
+	@need=$$(dpkg-query -W -f='$${Status} $${Package}\n' $(DEBS) 2>/dev/null | awk '$$3!="installed"{print $$4}'); \
+	for p in $(DEBS); do dpkg-query -W $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
 	if [ -n "$$need" ]; then \
-	  echo "installing:$$need"; \
+	  echo "installing:" $$need; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
 	fi
 	@# Debian may start the packaged redis-server and etcd services. They are
 	@# left alone: lockfault runs its own nodes on ports the kernel picks (or in
 	@# containers), never 6379 or 2379, and stops only what it started.
 	$(GO) mod download
+	cd ext && $(GO) mod download
 
 build: deps shim ext
 	$(GO) build -o $(BIN) ./cmd/simulate
