@@ -112,7 +112,7 @@ func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 	}
 	fired, release, once := make(chan struct{}), make(chan struct{}), &sync.Once{}
 	trig := resp.Trigger{Client: st.By, Names: m.Names(), Key: m.Key, Script: m.Script, SHA: m.SHA, Op: m.Op,
-		Nth: m.Nth, At: at, Reply: reply, HoldLimit: commandHoldLimit(st),
+		Nth: m.Nth, At: at, Reply: reply, HoldLimit: commandHoldLimit(st), Pred: writes(m.Write),
 		OnFire: func(ctx context.Context, f resp.Fire) {
 			t.mu.Lock()
 			t.fire = f
@@ -133,6 +133,14 @@ func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 	t.fired, t.release, t.relOnce, t.armed = fired, release, once, a
 	t.mu.Unlock()
 	return fired, nil
+}
+
+// writes is the predicate of a match that wants writes only (nil: any).
+func writes(only bool) func(string, *resp.Command) bool {
+	if !only {
+		return nil
+	}
+	return func(_ string, c *resp.Command) bool { return c.Write }
 }
 
 // commandHoldLimit bounds how long a matched message is held: the await's

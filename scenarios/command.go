@@ -70,6 +70,9 @@ type CommandMatch struct {
 	// Op: the harness operation the client has in flight (acquire,
 	// release, extend, cs).
 	Op string `yaml:"op"`
+	// Write: only a command that may change data (SET, DEL, EXPIRE, EVAL,
+	// a MULTI/EXEC that writes, ...): "the first write of an acquire".
+	Write bool `yaml:"write"`
 	// Nth: fire on the nth match since the step began (default 1).
 	Nth int `yaml:"nth"`
 	// At: request (default) or reply.
@@ -102,6 +105,9 @@ func (m CommandMatch) String() string {
 	}
 	add("sha", m.SHA)
 	add("op", m.Op)
+	if m.Write {
+		parts = append(parts, "write")
+	}
 	if m.Nth > 1 {
 		parts = append(parts, fmt.Sprintf("nth=%d", m.Nth))
 	}
@@ -127,6 +133,9 @@ func (m CommandMatch) MarshalYAML() (any, error) {
 			add(f.k, f.v)
 		}
 	}
+	if m.Write {
+		add("write", true)
+	}
 	if m.Nth > 1 {
 		add("nth", m.Nth)
 	}
@@ -151,7 +160,7 @@ func (s *Scenario) validateCommand(i int) error {
 	}
 	if st.Await == AwaitCommand {
 		if st.Command == nil {
-			return s.ErrAt(p+".await", "missing the command to wait for (allowed: command: {name, key, script, sha, op, nth, at, reply})")
+			return s.ErrAt(p+".await", "missing the command to wait for (allowed: command: {name, key, script, sha, op, write, nth, at, reply})")
 		}
 		if err := s.validateMatch(p+".command", st.Command); err != nil {
 			return err
@@ -173,8 +182,8 @@ func (s *Scenario) validateCommand(i int) error {
 
 // validateMatch checks one command match and fills its defaults.
 func (s *Scenario) validateMatch(p string, m *CommandMatch) error {
-	if m.Name == "" && m.Key == "" && m.Script == "" && m.SHA == "" && m.Op == "" {
-		return s.ErrAt(p, "matches every command: name at least one of name, key, script, sha, op")
+	if m.Name == "" && m.Key == "" && m.Script == "" && m.SHA == "" && m.Op == "" && !m.Write {
+		return s.ErrAt(p, "matches every command: name at least one of name, key, script, sha, op, write")
 	}
 	for _, f := range []struct{ name, v string }{{"name", m.Name}, {"key", m.Key}, {"script", m.Script}} {
 		if len(f.v) > maxMatchText {

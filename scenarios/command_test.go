@@ -85,7 +85,7 @@ func TestCommandAwaitRefusals(t *testing.T) {
 		name, from, to string
 		want           []string
 	}{
-		{"unknown field", line, "command: {name: SET, colour: red}", []string{"cmd.yaml:9: nemesis.steps.0.command.colour: unknown field (allowed: name, key, script, sha, op, nth, at, reply)"}},
+		{"unknown field", line, "command: {name: SET, colour: red}", []string{"cmd.yaml:9: nemesis.steps.0.command.colour: unknown field (allowed: name, key, script, sha, op, write, nth, at, reply)"}},
 		{"empty match", line, "command: {nth: 2}", []string{"cmd.yaml:9: nemesis.steps.0.command:", "matches every command", "name, key, script, sha, op"}},
 		{"no match", line, "", []string{"cmd.yaml:7: nemesis.steps.0.await:", "missing the command"}},
 		{"bad glob", line, "command: {key: \"order[\"}", []string{"cmd.yaml:9: nemesis.steps.0.command.key:", "not a glob (allowed: path.Match syntax"}},
