@@ -1,13 +1,15 @@
 package card
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/lockfault/lockfault/internal/printable"
+	"github.com/lockfault/lockfault/internal/userfile"
 )
 
 // A baseline records each property's outcome for one lock, one line per
@@ -25,6 +27,14 @@ type Baseline struct {
 	Outcomes map[string]Outcome
 	line     map[string]int
 }
+
+// Bounds on a baseline file: a file, a line or a property name beyond them
+// is refused with the bound in the message.
+const (
+	MaxBaselineSize   = 1 << 20
+	MaxBaselineLine   = 1024
+	MaxPropertyLength = 128
+)
 
 // baselineOutcomes are the outcomes a baseline may record: a harness error
 // says nothing about the lock, so it is never a baseline.
@@ -62,9 +72,11 @@ func WriteBaseline(path string, c *Card) error {
 
 // ReadBaseline reads a baseline file. known says whether a property name
 // exists in the suite; a malformed line, an unknown outcome or property
-// and a duplicate are errors naming file:line.
+// and a duplicate are errors naming file:line. The file must be a regular
+// file of at most MaxBaselineSize bytes: anything else (a FIFO, which would
+// block the reader, a device, a directory) is refused before it is read.
 func ReadBaseline(path string, known func(string) bool) (*Baseline, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadFile(path, MaxBaselineSize)
 	if err != nil {
 		return nil, fmt.Errorf("baseline: %v", err)
 	}
@@ -73,20 +85,32 @@ func ReadBaseline(path string, known func(string) bool) (*Baseline, error) {
 
 // ParseBaseline parses baseline text; path is used in error messages.
 func ParseBaseline(path string, data []byte, known func(string) bool) (*Baseline, error) {
+	if len(data) > MaxBaselineSize {
+		return nil, fmt.Errorf("%s: %d bytes (allowed: at most %d)", path, len(data), MaxBaselineSize)
+	}
 	b := &Baseline{Path: path, Outcomes: map[string]Outcome{}, line: map[string]int{}}
-	sc := bufio.NewScanner(bytes.NewReader(data))
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	n := 0
-	for sc.Scan() {
+	for _, raw := range lines {
 		n++
-		line := strings.TrimSpace(sc.Text())
+		if len(raw) > MaxBaselineLine {
+			return nil, fmt.Errorf("%s:%d: line: %d bytes (allowed: at most %d)", path, n, len(raw), MaxBaselineLine)
+		}
+		line := strings.TrimSpace(raw)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
+		}
+		if what, at, bad := printable.Find(line, true); bad { // a tab between the fields is fine
+			return nil, fmt.Errorf("%s:%d: line: contains %s at character %d (allowed: printable text, spaces and tabs; no other control or format character)", path, n, what, at)
 		}
 		f := strings.Fields(line)
 		if len(f) != 2 {
 			return nil, fmt.Errorf("%s:%d: want two fields, property and outcome, got %d: %q", path, n, len(f), line)
 		}
 		prop, out := f[0], Outcome(f[1])
+		if len(prop) > MaxPropertyLength {
+			return nil, fmt.Errorf("%s:%d: property: %d bytes (allowed: at most %d)", path, n, len(prop), MaxPropertyLength)
+		}
 		if known != nil && !known(prop) {
 			return nil, fmt.Errorf("%s:%d: property: %q is not a property of the suite (see `simulate suite -list`)", path, n, prop)
 		}
@@ -97,9 +121,6 @@ func ParseBaseline(path string, data []byte, known func(string) bool) (*Baseline
 			return nil, fmt.Errorf("%s:%d: property: %s is listed twice (first at line %d)", path, n, prop, first)
 		}
 		b.Outcomes[prop], b.line[prop] = out, n
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	if len(b.Outcomes) == 0 {
 		return nil, fmt.Errorf("%s:%d: no property in the baseline (want lines `property outcome`)", path, max(n, 1))

@@ -12,7 +12,8 @@ import (
 // FuzzHistoryCheck: the history reader and the checker never panic on any
 // history.jsonl, however torn or hostile, and the checker's answer is one
 // of its classes, consistent with what it observed. Seeds: the histories
-// in testdata/fuzz/FuzzHistoryCheck and the ones added here.
+// in testdata/fuzz/FuzzHistoryCheck (impossible-*: one per kind of history
+// the reader refuses as impossible) and the ones added here.
 func FuzzHistoryCheck(f *testing.F) {
 	f.Add([]byte(`{"seq":1,"t":1000,"kind":"invoke","process":"c1","op":"acquire","op_id":1}
 {"seq":2,"t":2000,"kind":"ok","process":"c1","op":"acquire","op_id":1,"lease":"a"}
@@ -31,7 +32,12 @@ func FuzzHistoryCheck(f *testing.F) {
 		}
 		events, err := history.Read(path)
 		if err != nil {
-			return // refused with a message: fine
+			// Refused with a message (malformed, torn, impossible): the
+			// run has no events to judge, and that is never safe.
+			if res := Check(nil, Options{}); res.Verdict != ClassUnknown {
+				t.Fatalf("a refused history (%v) checks as %s, want unknown", err, res.Verdict)
+			}
+			return
 		}
 		res := Check(events, Options{StuckAfter: time.Second, LinearizabilityTimeout: 2 * time.Second})
 		if res == nil {

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"syscall"
 	"time"
@@ -68,28 +67,30 @@ func (failpoint) Validate(p Params) error {
 func failpointCommand(p Params) (worker.Command, error) {
 	cmd := worker.Command{Cmd: "failpoint", Name: p["name"], Action: p["action"]}
 	if cmd.Name == "" {
-		return cmd, fmt.Errorf("param name: missing; which failpoint (%s)", failpointNames)
+		return cmd, paramErr("name", "missing; which failpoint (allowed: %s, or one the worker declares)", failpointNames)
 	}
 	switch cmd.Action {
 	case "crash", "sleep", "stop":
 	default:
-		return cmd, fmt.Errorf("param action: %q is not allowed (allowed: crash, sleep, stop)", cmd.Action)
+		return cmd, paramErr("action", "%q is not allowed (allowed: crash, sleep, stop)", cmd.Action)
 	}
 	if v, ok := p["ms"]; ok {
-		if d, err := time.ParseDuration(v); err == nil {
-			cmd.Ms = d.Milliseconds()
-		} else if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			cmd.Ms = n
-		} else {
-			return cmd, fmt.Errorf("param ms: %q is neither a duration nor a number of milliseconds", v)
+		// A duration, or a bare number of milliseconds.
+		var d time.Duration
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			d = time.Duration(max(min(n, int64(MaxDuration/time.Millisecond)+1), -1)) * time.Millisecond
+		} else if d, err = time.ParseDuration(v); err != nil {
+			return cmd, paramErr("ms", "%q is neither a duration nor a number of milliseconds (allowed: 0ms to %v)", v, MaxDuration)
 		}
-	}
-	if v, ok := p["count"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return cmd, fmt.Errorf("param count: want a positive integer, got %q", v)
+		if d < 0 || d > MaxDuration {
+			return cmd, paramErr("ms", "%q is out of range (allowed: 0ms to %v)", v, MaxDuration)
 		}
-		cmd.Count = n
+		cmd.Ms = d.Milliseconds()
 	}
+	n, err := countParam(p, "count", worker.MaxFailpointCount)
+	if err != nil {
+		return cmd, err
+	}
+	cmd.Count = n
 	return cmd, nil
 }

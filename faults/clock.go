@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
@@ -25,7 +24,7 @@ func (clockJump) Inject(ctx context.Context, env Env, target string, p Params) (
 	if err != nil {
 		return nil, err
 	}
-	by, err := p.durationParam("by", 0, true, "+11s or -5s")
+	by, err := clockJumpBy.duration(p)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +50,7 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 	if err != nil {
 		return nil, err
 	}
-	rate, err := p.durationParam("rate", 0, true, "200ms (per second)")
+	rate, err := clockDriftRate.duration(p)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +75,8 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 type clockClient struct{}
 
 // maxClientOffset bounds the offset repeated steps reach: the worker
-// protocol's bound on offset_ms. Stepping stops there.
+// protocol's bound on offset_ms. Stepping stops there. (One step is bounded
+// by MaxDuration.)
 const maxClientOffset = worker.MaxOffsetMs * time.Millisecond
 
 func (clockClient) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
@@ -135,28 +135,35 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 // clockClientParams reads by (required) and every (optional: repeat the
 // step at this interval while the fault lasts).
 func clockClientParams(p Params) (by, every time.Duration, err error) {
-	if by, err = p.durationParam("by", 0, true, "-2s"); err != nil {
+	if by, err = clockClientBy.duration(p); err != nil {
 		return 0, 0, err
 	}
-	if by.Abs() > maxClientOffset {
-		return 0, 0, fmt.Errorf("param by: %v is out of range (allowed: -%v to %v)", by, maxClientOffset, maxClientOffset)
+	if _, ok := p["every"]; !ok {
+		return by, 0, nil
 	}
-	if every, err = p.durationParam("every", 0, false, "50ms"); err != nil {
+	if every, err = clockClientEvery.duration(p); err != nil {
 		return 0, 0, err
-	}
-	if every != 0 && (every < 10*time.Millisecond || every > time.Hour) {
-		return 0, 0, fmt.Errorf("param every: %v is out of range (allowed: 10ms to 1h, or absent for one step)", every)
 	}
 	return by, every, nil
 }
 
+// The clock params. A step (by) is signed and not 0; a drift rate is the
+// time the clock gains per second (loses, if negative: at most 999ms, or
+// it would stand still or run back).
+var (
+	clockJumpBy      = durationSpec{name: "by", required: true, min: -MaxDuration, max: MaxDuration, nonZero: true, example: "+11s or -5s"}
+	clockDriftRate   = durationSpec{name: "rate", required: true, min: -999 * time.Millisecond, max: MaxDuration, nonZero: true, example: "200ms (per second)"}
+	clockClientBy    = durationSpec{name: "by", required: true, min: -clientOffset, max: clientOffset, nonZero: true, example: "-2s"}
+	clockClientEvery = durationSpec{name: "every", min: 10 * time.Millisecond, max: MaxDuration, example: "50ms; absent: one step"}
+)
+
 func (clockJump) Validate(p Params) error {
-	_, err := p.durationParam("by", 0, true, "+11s or -5s")
+	_, err := clockJumpBy.duration(p)
 	return err
 }
 
 func (clockDrift) Validate(p Params) error {
-	_, err := p.durationParam("rate", 0, true, "200ms (per second)")
+	_, err := clockDriftRate.duration(p)
 	return err
 }
 

@@ -37,7 +37,7 @@ func (promote) Inject(ctx context.Context, env Env, target string, p Params) (He
 type sentinelFailover struct{}
 
 func (sentinelFailover) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
-	within, err := p.durationParam("within", 30*time.Second, false, "20s")
+	within, err := failoverWithin.duration(p)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +64,15 @@ func (sentinelFailover) Inject(ctx context.Context, env Env, target string, p Pa
 	}
 }
 
+// failoverWithin: how long to wait for the Sentinels (default 30 s).
+var failoverWithin = durationSpec{name: "within", def: 30 * time.Second, min: time.Millisecond, max: MaxDuration, example: "20s"}
+
 func (sentinelFailover) Validate(p Params) error {
-	_, err := p.durationParam("within", 30*time.Second, false, "20s")
+	_, err := failoverWithin.duration(p)
 	return err
+}
+
+func (sentinelFailover) injectTime(p Params) time.Duration {
+	d, _ := failoverWithin.duration(p)
+	return d
 }

@@ -6,10 +6,10 @@ package faults
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/worker"
@@ -26,19 +26,6 @@ type Fault interface {
 
 // Params are a step's params, with typed accessors.
 type Params map[string]string
-
-// Duration reads a duration param or returns def.
-func (p Params) Duration(name string, def time.Duration) (time.Duration, error) {
-	v, ok := p[name]
-	if !ok {
-		return def, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		return 0, fmt.Errorf("param %s: %q is not a duration", name, v)
-	}
-	return d, nil
-}
 
 // Env is what a fault can act on; the runner implements it.
 type Env interface {
@@ -111,7 +98,9 @@ type Validator interface {
 	Validate(p Params) error
 }
 
-// Check validates a step's fault name and params without running it.
+// Check validates a step's fault name and params without running it: every
+// param is one the fault knows, and within its range (a *ParamError names
+// it). Durations are bounded by MaxDuration.
 func Check(name string, params Params) error {
 	f, info, err := Get(name)
 	if err != nil {
@@ -119,11 +108,7 @@ func Check(name string, params Params) error {
 	}
 
 	for k := range params {
-		ok := false
-		for _, p := range info.Params {
-			ok = ok || p == k
-		}
-		if !ok {
+		if !slices.Contains(info.Params, k) {
 			allowed := "none"
 			if len(info.Params) > 0 {
 				allowed = strings.Join(info.Params, ", ")
@@ -135,21 +120,6 @@ func Check(name string, params Params) error {
 		return v.Validate(params)
 	}
 	return nil
-}
-
-// durationParam parses an optional duration param; nonZero demands one.
-func (p Params) durationParam(name string, def time.Duration, nonZero bool, example string) (time.Duration, error) {
-	if _, ok := p[name]; !ok && nonZero {
-		return 0, fmt.Errorf("param %s: missing; want a duration such as %s", name, example)
-	}
-	d, err := p.Duration(name, def)
-	if err != nil {
-		return 0, fmt.Errorf("param %s: %q is not a duration (want e.g. %s)", name, p[name], example)
-	}
-	if nonZero && d == 0 {
-		return 0, fmt.Errorf("param %s: must not be zero (want e.g. %s)", name, example)
-	}
-	return d, nil
 }
 
 // Names lists the registered faults.

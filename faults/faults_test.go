@@ -242,7 +242,7 @@ func TestClockClientStepsRepeatedly(t *testing.T) {
 		t.Fatalf("heal sent %+v, want offset 0", last)
 	}
 	for params, want := range map[string]string{
-		"every=5ms":  "param every: 5ms is out of range (allowed: 10ms to 1h",
+		"every=5ms":  "param every: 5ms is out of range (allowed: 10ms to 10m0s",
 		"every=soon": "param every: \"soon\" is not a duration",
 		"by=9000h":   "param by: 9000h0m0s is out of range",
 	} {

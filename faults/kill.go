@@ -9,7 +9,7 @@ import (
 
 func init() {
 	Register(Info{Name: "kill", Targets: "node", Params: []string{"restart"},
-		Description: "kill -9 the node; heal restarts it with the same data dir. restart=<duration> restarts by itself after that long (0s: at once)"}, kill{})
+		Description: "kill -9 the node; heal restarts it with the same data dir. restart=<duration> restarts by itself after that long (0s: at once; default never: the heal restarts it)"}, kill{})
 }
 
 // kill sends SIGKILL to nodes. A plain kill -9 loses nothing the node wrote:
@@ -21,7 +21,7 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 	if err != nil {
 		return nil, err
 	}
-	after, err := p.durationParam("restart", -1, false, "0s or 10s")
+	after, never, err := killRestart.read(p)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 		}
 	}
 	restart := restarter(env.Cluster(), ms)
-	if after >= 0 {
+	if !never {
 		select {
 		case <-ctx.Done():
 		case <-time.After(after):
@@ -45,9 +45,20 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 	return restart, nil
 }
 
+// killRestart: absent, the killed node stays down until the heal.
+var killRestart = restartSpec(0, true, "0s or 10s")
+
 func (kill) Validate(p Params) error {
-	_, err := p.durationParam("restart", -1, false, "0s or 10s")
+	_, _, err := killRestart.read(p)
 	return err
+}
+
+func (kill) injectTime(p Params) time.Duration {
+	d, never, _ := killRestart.read(p)
+	if never {
+		return 0
+	}
+	return d
 }
 
 // restarter restarts whichever of the members is down (the heal of every

@@ -58,14 +58,20 @@ func (latency) Validate(p Params) error {
 	return err
 }
 
+// The latency toxic works in whole milliseconds.
+var (
+	latencySpec = durationSpec{name: "latency", required: true, min: time.Millisecond, max: MaxDuration, example: "200ms"}
+	jitterSpec  = durationSpec{name: "jitter", max: MaxDuration, example: "50ms"}
+)
+
 func latencyParams(p Params) (lat, jit time.Duration, streams []string, err error) {
-	if lat, err = p.durationParam("latency", 0, true, "200ms"); err != nil {
+	if lat, err = latencySpec.duration(p); err != nil {
 		return
 	}
-	if lat < 0 {
-		return 0, 0, nil, fmt.Errorf("param latency: must be positive")
+	if jit, err = jitterSpec.duration(p); err != nil {
+		return
 	}
-	if jit, err = p.durationParam("jitter", 0, false, "50ms"); err != nil {
+	if err = clientsParam(p); err != nil {
 		return
 	}
 	streams, err = directionStreams(p["direction"])
@@ -82,5 +88,5 @@ func directionStreams(dir string) ([]string, error) {
 	case "from-node":
 		return []string{"downstream"}, nil
 	}
-	return nil, fmt.Errorf("param direction: %q is not allowed (allowed: both, to-node, from-node)", dir)
+	return nil, paramErr("direction", "%q is not allowed (allowed: both, to-node, from-node)", dir)
 }

@@ -85,13 +85,16 @@ func partitionParams(p Params) (mode string, streams []string, err error) {
 		mode = "reset"
 	}
 	if mode != "reset" && mode != "drop" {
-		return "", nil, fmt.Errorf("param mode: %q is not allowed (allowed: reset, drop)", mode)
+		return "", nil, paramErr("mode", "%q is not allowed (allowed: reset, drop)", mode)
+	}
+	if err := clientsParam(p); err != nil {
+		return "", nil, err
 	}
 	if streams, err = directionStreams(p["direction"]); err != nil {
 		return "", nil, err
 	}
 	if mode == "reset" && len(streams) == 1 {
-		return "", nil, fmt.Errorf("param direction: a one-way partition needs mode=drop")
+		return "", nil, paramErr("direction", "a one-way partition needs mode=drop (allowed with reset: both)")
 	}
 	return mode, streams, nil
 }

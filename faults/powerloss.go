@@ -81,10 +81,18 @@ func (powerLoss) Validate(p Params) error {
 	return err
 }
 
+// powerLossRestartSpec: absent, the node restarts at once.
+var powerLossRestartSpec = restartSpec(0, false, "0s, 10s or never")
+
 func powerLossRestart(p Params) (never bool, after time.Duration, err error) {
-	if p["restart"] == "never" {
-		return true, 0, nil
+	after, never, err = powerLossRestartSpec.read(p)
+	return never, after, err
+}
+
+func (powerLoss) injectTime(p Params) time.Duration {
+	never, after, _ := powerLossRestart(p)
+	if never {
+		return 0
 	}
-	after, err = p.durationParam("restart", 0, false, "0s, 10s or never")
-	return false, after, err
+	return after
 }

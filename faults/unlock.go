@@ -29,7 +29,10 @@ func (manualUnlock) Inject(ctx context.Context, env Env, target string, p Params
 	if err != nil {
 		return nil, err
 	}
-	key := p["key"]
+	key, err := unlockKey(p)
+	if err != nil {
+		return nil, err
+	}
 	if key == "" {
 		res := "order"
 		if re, ok := env.(resourceEnv); ok && re.Resource() != "" {
@@ -46,4 +49,18 @@ func (manualUnlock) Inject(ctx context.Context, env Env, target string, p Params
 		env.Logf("manual-unlock: DEL %s on %s removed %v key(s)", key, m.Name, v)
 	}
 	return nil, nil
+}
+
+func (manualUnlock) Validate(p Params) error {
+	_, err := unlockKey(p)
+	return err
+}
+
+// unlockKey reads the optional key param ("" when absent).
+func unlockKey(p Params) (string, error) {
+	k, ok := p["key"]
+	if ok && k == "" {
+		return "", paramErr("key", "empty (allowed: a Redis key, or leave key out for lock:<workload resource>)")
+	}
+	return k, nil
 }

@@ -53,22 +53,37 @@ func TestWriterIsFlushedAndConcurrent(t *testing.T) {
 	w.Close()
 }
 
-func TestReadToleratesOnlyATornLastLine(t *testing.T) {
+// A torn last line (no newline: the writer was cut short) means the history
+// is incomplete: it is refused at its line, like any malformed line. (It
+// used to be dropped, and the rest judged as if complete.)
+func TestReadRefusesATornLastLine(t *testing.T) {
 	dir := t.TempDir()
 	good := `{"seq":1,"t":5,"kind":"note"}` + "\n" + `{"seq":2,"t":6,"kind":"note"}` + "\n"
-	torn := filepath.Join(dir, "torn.jsonl")
-	os.WriteFile(torn, []byte(good+`{"seq":3,"t":7,"ki`), 0o644)
-	evs, err := Read(torn)
-	if err != nil || len(evs) != 2 {
-		t.Fatalf("torn tail: %d events, %v; want 2 and no error", len(evs), err)
+	for name, tail := range map[string]string{
+		"half":  `{"seq":3,"t":7,"ki`,
+		"whole": `{"seq":3,"t":7,"kind":"note"}`, // valid JSON, but its newline never made it
+		"blank": "  ",
+	} {
+		torn := filepath.Join(dir, "torn.jsonl")
+		os.WriteFile(torn, []byte(good+tail), 0o644)
+		want := "torn.jsonl:3: newline: missing at the end of the last line"
+		if evs, err := Read(torn); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Read gave %d events, %v; want %s", name, len(evs), err, want)
+		}
+		if err := Scan(torn, func(Event) error { return nil }); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: Scan: %v; want %s", name, err, want)
+		}
+	}
+	whole := filepath.Join(dir, "whole.jsonl")
+	os.WriteFile(whole, []byte(good), 0o644)
+	if evs, err := Read(whole); err != nil || len(evs) != 2 {
+		t.Fatalf("the same history with its newline: %d events, %v", len(evs), err)
 	}
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte(`{"seq":1,"t":1,"kind":"note"}`+"\nnot json\n"+good), 0o644)
 	if _, err := Read(bad); err == nil || !strings.Contains(err.Error(), "bad.jsonl:2:") {
 		t.Fatalf("a malformed middle line must be an error naming line 2, got %v", err)
 	}
-	// A garbage last line that ends with a newline was written whole: it
-	// is not a torn write, it is an error.
 	garbage := filepath.Join(dir, "garbage.jsonl")
 	os.WriteFile(garbage, []byte("garbage\n"), 0o644)
 	if _, err := Read(garbage); err == nil || !strings.Contains(err.Error(), "garbage.jsonl:1:") {
@@ -173,6 +188,16 @@ func TestWriterSurvivesSIGKILL(t *testing.T) {
 	if len(reported) < 2000 {
 		t.Fatalf("child reported only %d events", len(reported))
 	}
+	// The kill may cut a write short: a torn last line, an event whose
+	// Append never returned (Read refuses it: the history is incomplete).
+	// Every event reported complete is in the whole lines before it.
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.LastIndexByte(string(data), '\n'); i+1 < len(data) {
+		os.WriteFile(path, data[:i+1], 0o644)
+	}
 	evs, err := Read(path)
 	if err != nil {
 		t.Fatal(err)
@@ -226,6 +251,10 @@ func TestReadLargeFileMatchesScan(t *testing.T) {
 	good := sb.String()
 	p := filepath.Join(dir, "big.jsonl")
 	os.WriteFile(p, []byte(good+`{"seq":`), 0o644) // torn tail
+	if _, err := Read(p); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("big.jsonl:%d: newline: missing", n+1)) {
+		t.Fatalf("torn tail after %d lines: %v", n, err)
+	}
+	os.WriteFile(p, []byte(good), 0o644)
 	evs, err := Read(p)
 	if err != nil || len(evs) != n {
 		t.Fatalf("%d events, %v", len(evs), err)
@@ -372,7 +401,8 @@ func TestWriterCloseWritesTheQueue(t *testing.T) {
 }
 
 // Reading a history while it is being written gives a prefix of whole
-// events, never a panic or an error.
+// events, or refuses a last line caught half written; never a panic or
+// another error.
 func TestReadWhileWriting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	w, err := Create(path)
@@ -398,6 +428,9 @@ func TestReadWhileWriting(t *testing.T) {
 	last := 0
 	for i := 0; i < 50; i++ {
 		evs, err := Read(path)
+		if err != nil && strings.Contains(err.Error(), ": newline: missing at the end of the last line") {
+			continue
+		}
 		if err != nil {
 			t.Fatalf("read %d: %v", i, err)
 		}

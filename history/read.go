@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/lockfault/lockfault/internal/userfile"
 )
 
 // Kinds lists the event kinds a history may hold.
@@ -54,17 +56,33 @@ func Validate(e *Event) error {
 	return nil
 }
 
+// Bounds on a history file: a larger file, more events or a longer line
+// is refused with the bound in the message, before it is read into memory.
+const (
+	MaxFileSize = 4 << 30  // bytes
+	MaxEvents   = 1 << 24  // lines
+	MaxLineSize = 16 << 20 // bytes of one line
+)
+
+// errTorn is the error for a last line without its newline.
+var errTorn = errors.New("newline: missing at the end of the last line, so its write was cut short and the history is incomplete (allowed: every line ends with a newline)")
+
 // Scan reads a history.jsonl file in one pass and calls fn with each event
-// in file order. A torn last line (the harness died while writing it: no
-// newline at its end) is dropped; any other line that is not a valid event
-// is an error "path:line: field: what is wrong". fn's error stops the scan.
+// in file order. The file must be a complete history: every line a valid
+// event ending with a newline (a torn last line means the writer was cut
+// short), and the lines together a possible history (see sequence: seq 1,
+// 2, 3… without a gap, every completion after its invoke, no op completed
+// twice, no client going back in time). Anything else is an error
+// "path:line: field: what is wrong (allowed: ...)". fn's error stops the
+// scan.
 func Scan(path string, fn func(Event) error) error {
-	f, err := os.Open(path)
+	f, err := userfile.Open(path, MaxFileSize)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	in := newInterner()
+	seq := newSequence()
 	rd := bufio.NewReaderSize(f, 1<<20)
 	line := 0
 	for {
@@ -75,8 +93,8 @@ func Scan(path string, fn func(Event) error) error {
 			for rerr == bufio.ErrBufferFull {
 				b, rerr = rd.ReadSlice('\n')
 				long = append(long, b...)
-				if len(long) > 16<<20 {
-					return fmt.Errorf("%s:%d: line longer than 16 MiB", path, line+1)
+				if len(long) > MaxLineSize {
+					return fmt.Errorf("%s:%d: line: longer than %d bytes (allowed: at most %d)", path, line+1, MaxLineSize, MaxLineSize)
 				}
 			}
 			b = long
@@ -88,22 +106,21 @@ func Scan(path string, fn func(Event) error) error {
 			return nil
 		}
 		line++
-		torn := rerr == io.EOF // no newline: the last write was cut short
-		if len(bytes.TrimSpace(b)) == 0 && torn {
-			return nil
+		if line > MaxEvents {
+			return fmt.Errorf("%s:%d: line: more than %d events (allowed: at most %d)", path, line, MaxEvents, MaxEvents)
+		}
+		if rerr == io.EOF {
+			return fmt.Errorf("%s:%d: %v", path, line, errTorn)
 		}
 		var e Event
 		if err := decodeLine(b, &e, in); err != nil {
-			if torn {
-				return nil
-			}
+			return fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		if err := seq.next(&e); err != nil {
 			return fmt.Errorf("%s:%d: %v", path, line, err)
 		}
 		if err := fn(e); err != nil {
 			return err
-		}
-		if torn {
-			return nil
 		}
 	}
 }
@@ -111,22 +128,27 @@ func Scan(path string, fn func(Event) error) error {
 // Read parses a whole history.jsonl file (see Scan for what is an error)
 // and returns its events ordered by time (file order among equal times).
 // It counts the lines first, so the events are allocated once, then decodes
-// chunks of lines on every core.
+// chunks of lines on every core, then checks them in file order.
 func Read(path string) ([]Event, error) {
-	n, err := countLines(path)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
+	f, err := userfile.Open(path, MaxFileSize)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	n, err := countLines(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if n > MaxEvents {
+		return nil, fmt.Errorf("%s: %d lines (allowed: at most %d events)", path, n, MaxEvents)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
 	out := make([]Event, n)
 	type chunk struct {
 		data  []byte
-		first int  // index of its first line
-		last  bool // the file's last chunk
+		first int // index of its first line
 	}
 	type lineErr struct {
 		line int
@@ -152,13 +174,9 @@ func Read(path string) ([]Event, error) {
 					} else {
 						data = nil
 					}
-					torn := c.last && j < 0
 					if err := decodeLine(line, &out[i], in); err != nil {
 						mu.Lock()
 						errs = append(errs, lineErr{i + 1, err})
-						if torn {
-							errs[len(errs)-1].line = -1 // a torn last line: dropped
-						}
 						mu.Unlock()
 					}
 					i++
@@ -168,6 +186,7 @@ func Read(path string) ([]Event, error) {
 	}
 	rd := bufio.NewReaderSize(f, 1<<20)
 	line := 0
+	torn := false // the last line read has no newline
 	var rerr error
 	for {
 		buf := make([]byte, 4<<20)
@@ -181,8 +200,8 @@ func Read(path string) ([]Event, error) {
 		if !eof {
 			// Finish the chunk's last line; the next chunk starts clean.
 			rest, err := rd.ReadBytes('\n')
-			if len(rest) > 16<<20 {
-				rerr = fmt.Errorf("line %d or so is longer than 16 MiB", line+bytes.Count(buf, []byte{'\n'})+1)
+			if len(rest) > MaxLineSize {
+				rerr = fmt.Errorf("line %d or so is longer than %d bytes (allowed: at most %d)", line+bytes.Count(buf, []byte{'\n'})+1, MaxLineSize, MaxLineSize)
 				break
 			}
 			buf = append(buf, rest...)
@@ -206,10 +225,11 @@ func Read(path string) ([]Event, error) {
 			buf, lines, eof = buf[:cut], n-line, true
 		}
 		if len(buf) > 0 {
-			work <- chunk{data: buf, first: line, last: eof}
+			work <- chunk{data: buf, first: line}
 			line += lines
 			if eof && buf[len(buf)-1] != '\n' {
 				line++
+				torn = true
 			}
 		}
 		if eof {
@@ -224,17 +244,26 @@ func Read(path string) ([]Event, error) {
 	if line != n {
 		return nil, fmt.Errorf("%s: changed while being read (%d lines, then %d)", path, n, line)
 	}
-	first := lineErr{line: -1}
+	// The first error in file order: a line that is no event, a torn last
+	// line, or a line the history before it makes impossible.
+	first := lineErr{line: n + 1}
 	for _, e := range errs {
-		if e.line > 0 && (first.line < 0 || e.line < first.line) {
+		if e.line < first.line {
 			first = e
 		}
 	}
-	if first.line > 0 {
-		return nil, fmt.Errorf("%s:%d: %v", path, first.line, first.err)
+	if torn && n <= first.line {
+		first = lineErr{n, errTorn}
 	}
-	if len(errs) > 0 { // only the torn last line
-		out = out[:n-1]
+	seq := newSequence()
+	for i := 0; i+1 < first.line; i++ {
+		if err := seq.next(&out[i]); err != nil {
+			first = lineErr{i + 1, err}
+			break
+		}
+	}
+	if first.line <= n {
+		return nil, fmt.Errorf("%s:%d: %v", path, first.line, first.err)
 	}
 	SortByTime(out)
 	return out, nil
@@ -242,12 +271,7 @@ func Read(path string) ([]Event, error) {
 
 // countLines counts the lines of a file, a last line without newline
 // included.
-func countLines(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
+func countLines(f *os.File) (int, error) {
 	buf := make([]byte, 1<<20)
 	n := 0
 	var last byte = '\n'
@@ -261,7 +285,7 @@ func countLines(path string) (int, error) {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("%s: %v", path, err)
+			return 0, err
 		}
 	}
 	if last != '\n' {

@@ -19,18 +19,28 @@ import (
 // queue their encoded events, and the next writer writes the whole queue
 // with one write(2) (group commit). It is safe for concurrent use; it
 // assigns Seq in file order.
+//
+// A history with a hole in it is worse than none: it looks complete. So the
+// writer stops at its first error (a failed or short write, a failed sync
+// or close): nothing is written after it, later appends are dropped and
+// counted (Dropped), and Err and Close return that first error. The caller
+// must then treat the run as having no verdict. Whatever the failed write
+// left in the file (a torn last line, or whole events with later seqs
+// missing) is refused by Read.
 type Writer struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	f       *os.File
 	seq     int64 // last assigned
-	written int64 // last seq handed to the OS
+	written int64 // last seq handed to the OS (or given up on)
 	buf     []byte
+	queued  int64 // events in buf
 	spare   []byte
 	writing bool
 	closed  bool
-	err     error
-	count   int64
+	err     error // the first error; nothing is written after it
+	count   int64 // events written
+	dropped int64 // events not written because of err or Close
 }
 
 var seqPrefix = []byte(`{"seq":0,`)
@@ -48,6 +58,8 @@ func Create(path string) (*Writer, error) {
 
 // Append stamps e with the next sequence number (and the current time when
 // e.Time is zero), writes it out and returns it once it is in the file.
+// After the writer's first error or Close, the event is dropped (its Seq is
+// still assigned) and Append returns at once.
 func (w *Writer) Append(e Event) Event {
 	if e.Time == 0 {
 		e.Time = Now()
@@ -63,23 +75,24 @@ func (w *Writer) Append(e Event) Event {
 	defer w.mu.Unlock()
 	w.seq++
 	e.Seq = w.seq
-	if w.closed {
+	if w.closed || w.err != nil {
+		w.dropped++
 		return e
 	}
-	w.count++
 	w.buf = append(w.buf, `{"seq":`...)
 	w.buf = strconv.AppendInt(w.buf, e.Seq, 10)
 	w.buf = append(w.buf, b[len(seqPrefix)-1:]...)
 	w.buf = append(w.buf, '\n')
+	w.queued++
 	mine := w.seq
-	for w.written < mine && !w.closed {
+	for w.written < mine && !w.closed && w.err == nil {
 		if w.writing {
 			w.cond.Wait()
 			continue
 		}
 		// Become the writer for everything queued so far.
-		batch, upto := w.buf, w.seq
-		w.buf, w.spare = w.spare[:0], nil
+		batch, upto, n := w.buf, w.seq, w.queued
+		w.buf, w.spare, w.queued = w.spare[:0], nil, 0
 		w.writing = true
 		w.mu.Unlock()
 		_, werr := w.f.Write(batch)
@@ -89,13 +102,27 @@ func (w *Writer) Append(e Event) Event {
 		if cap(batch) <= 1<<20 {
 			w.spare = batch[:0]
 		}
-		if werr != nil && w.err == nil {
-			w.err = werr
-			fmt.Fprintf(os.Stderr, "history: write: %v\n", werr)
+		if werr != nil {
+			w.dropped += n
+			w.fail(fmt.Errorf("write: %w", werr))
+		} else {
+			w.count += n
 		}
 		w.cond.Broadcast()
 	}
 	return e
+}
+
+// fail records the writer's first error and drops what is queued. w.mu is
+// held.
+func (w *Writer) fail(err error) {
+	if w.err != nil {
+		return
+	}
+	w.err = fmt.Errorf("history: %w", err)
+	w.dropped += w.queued
+	w.buf, w.queued = nil, 0
+	fmt.Fprintf(os.Stderr, "%v: the history is incomplete; later events are dropped\n", w.err)
 }
 
 // Count is the number of events written so far.
@@ -105,8 +132,26 @@ func (w *Writer) Count() int64 {
 	return w.count
 }
 
-// Close syncs and closes the file. Later appends are dropped (their Seq is
-// still assigned). It returns the first write error, if any.
+// Dropped is the number of events appended but not written: after the
+// writer's first error, or after Close.
+func (w *Writer) Dropped() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dropped
+}
+
+// Err is the writer's first error (a write, sync or close that failed), or
+// nil. Once it is set, nothing more is written: the history is incomplete.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Close writes what is queued, syncs and closes the file. Later appends are
+// dropped (their Seq is still assigned). It returns the writer's first
+// error: of a write, of the sync or of the close; calling it again returns
+// the same.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -114,24 +159,27 @@ func (w *Writer) Close() error {
 		w.cond.Wait()
 	}
 	if w.closed {
-		return nil
+		return w.err
 	}
 	w.closed = true
 	// Events queued by appenders still waiting for their turn go out now.
-	if len(w.buf) > 0 {
-		if _, err := w.f.Write(w.buf); err != nil && w.err == nil {
-			w.err = err
+	if len(w.buf) > 0 && w.err == nil {
+		if _, err := w.f.Write(w.buf); err != nil {
+			w.dropped += w.queued
+			w.queued = 0
+			w.fail(fmt.Errorf("write: %w", err))
+		} else {
+			w.count += w.queued
 		}
-		w.buf = nil
 	}
+	w.buf, w.queued = nil, 0
 	w.written = w.seq
 	w.cond.Broadcast()
 	if err := w.f.Sync(); err != nil {
-		w.f.Close()
-		return err
+		w.fail(fmt.Errorf("sync: %w", err))
 	}
 	if err := w.f.Close(); err != nil {
-		return err
+		w.fail(fmt.Errorf("close: %w", err))
 	}
 	return w.err
 }

@@ -9,13 +9,13 @@ import (
 	"embed"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/lockfault/lockfault/internal/userfile"
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockfault/lockfault"
@@ -282,7 +282,7 @@ func (d Duration) MarshalYAML() (any, error) { return d.D().String(), nil }
 // Load reads a scenario from a file path, or a built-in one by name.
 func Load(nameOrPath string) (*Scenario, error) {
 	if strings.HasSuffix(nameOrPath, ".yaml") || strings.Contains(nameOrPath, "/") {
-		data, err := os.ReadFile(nameOrPath)
+		data, err := ReadFile(nameOrPath)
 		if err != nil {
 			return nil, err
 		}
@@ -293,6 +293,13 @@ func Load(nameOrPath string) (*Scenario, error) {
 		return nil, fmt.Errorf("no scenario %q (built-in: %s)", nameOrPath, strings.Join(Names(), ", "))
 	}
 	return Parse(filepath.Join("scenarios", nameOrPath+".yaml"), data)
+}
+
+// ReadFile reads a scenario file: a regular file of at most MaxFileSize
+// bytes, refused before it is read if it is anything else (a FIFO, which
+// would block the reader, a device, a directory) or larger.
+func ReadFile(path string) ([]byte, error) {
+	return userfile.ReadFile(path, MaxFileSize)
 }
 
 // Names lists the built-in scenarios.
@@ -347,10 +354,16 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
+	if len(s.Variants) > MaxVariants {
+		return nil, s.ErrAt("variants", "%d variants (allowed: at most %d)", len(s.Variants), MaxVariants)
+	}
 	seen := map[string]bool{}
 	for i, name := range s.VariantNames()[1:] {
 		if name == "" || seen[name] {
 			return nil, s.ErrAt(fmt.Sprintf("variants.%d.name", i), "every variant needs a unique name")
+		}
+		if err := s.checkText(fmt.Sprintf("variants.%d.name", i), name, MaxNameLen); err != nil {
+			return nil, err
 		}
 		seen[name] = true
 		if _, err := s.WithVariant(name); err != nil {

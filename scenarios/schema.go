@@ -88,6 +88,9 @@ func checkShape(file string, n *yaml.Node, t reflect.Type, path string) error {
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
+			if err := checkKey(file, k, path); err != nil {
+				return err
+			}
 			if k.Value == "<<" {
 				if err := checkShape(file, v, t, path); err != nil {
 					return err
@@ -121,6 +124,9 @@ func checkShape(file string, n *yaml.Node, t reflect.Type, path string) error {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
 				return fmt.Errorf("%s:%d: %s: a key must be a plain word", file, k.Line, path)
+			}
+			if err := checkKey(file, k, path); err != nil {
+				return err
 			}
 			if err := checkShape(file, v, t.Elem(), join(path, k.Value)); err != nil {
 				return err
