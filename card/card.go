@@ -76,6 +76,11 @@ type Row struct {
 	// the card is written), empty when the property was not run.
 	Report   string        `json:"report,omitempty"`
 	Duration time.Duration `json:"duration_ns,omitempty"`
+	// Evidence is what the run showed against what the property needs
+	// for "held" to mean something: "3 of 3 cycles with evidence (≥1
+	// grant, ≥1 critical section per cycle), 45 grants, 41 critical
+	// sections".
+	Evidence string `json:"evidence,omitempty"`
 }
 
 // Summary is the row in one line: outcome, and for a violation the
@@ -83,6 +88,9 @@ type Row struct {
 func (r Row) Summary() string {
 	switch r.Outcome {
 	case Held:
+		if r.Evidence != "" {
+			return "held: " + r.Evidence
+		}
 		return "held"
 	case Violated:
 		s := "violated: " + strings.Join(r.Observed, ", ")

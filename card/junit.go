@@ -45,6 +45,8 @@ type JUnitCase struct {
 	Failure   *JUnitMessage `xml:"failure,omitempty"`
 	Error     *JUnitMessage `xml:"error,omitempty"`
 	Skipped   *JUnitMessage `xml:"skipped,omitempty"`
+	// SystemOut says what the run showed (its evidence).
+	SystemOut string `xml:"system-out,omitempty"`
 }
 
 // JUnitMessage is a failure, error or skip.
@@ -62,8 +64,11 @@ func (c *Card) JUnit() JUnitSuites {
 	if c.Worker != "" {
 		s.Props = append(s.Props, JUnitProperty{"worker", c.Worker})
 	}
+	if c.Version != "" {
+		s.Props = append(s.Props, JUnitProperty{"version", c.Version})
+	}
 	for _, r := range c.Rows {
-		tc := JUnitCase{Name: r.Property, Classname: "lockfault." + c.Lock, Time: secs(r.Duration.Seconds())}
+		tc := JUnitCase{Name: r.Property, Classname: "lockfault." + c.Lock, Time: secs(r.Duration.Seconds()), SystemOut: r.Evidence}
 		switch r.Outcome {
 		case Violated:
 			s.Failures++

@@ -18,6 +18,11 @@ type Options struct {
 	// porcupine run together; 0: 30 s). When it runs out the result is
 	// unknown, never linearizable.
 	LinearizabilityTimeout time.Duration
+	// Evidence, when set, is what the run must show per cycle for a
+	// cycle without findings to count (else the finding unknown: the
+	// cycle proved nothing), and turns on the finding died (a worker that
+	// died without the schedule killing it).
+	Evidence *Evidence
 }
 
 // DefaultLinearizabilityTimeout is used when Options leave it zero.
@@ -85,6 +90,11 @@ func Check(events []history.Event, opt Options) *Result {
 	var findings []Finding
 	for _, p := range passes {
 		findings = append(findings, p.run(in)...)
+	}
+	if opt.Evidence != nil {
+		ef, sum := evidencePass(in, findings)
+		findings = append(findings, ef...)
+		r.Evidence = &sum
 	}
 	r.Stats.MaxUnavailable = maxUnavailable(in)
 	r.Stats.PenaltyNs = penalties(r.Faults, r.Holds)
@@ -380,4 +390,13 @@ func stats(events []history.Event, holds []Hold) Stats {
 		s.P99AcquireNs = sorted[(n*99)/100]
 	}
 	return s
+}
+
+// Unjudged is the result of a history that could not be read whole (a
+// gap, a torn line, an impossible sequence, an I/O error): unknown, with
+// the reason. It is never safe.
+func Unjudged(reason string) *Result {
+	r := &Result{Linearizable: "Unknown", Findings: []Finding{{Class: ClassUnknown, Detail: reason}}}
+	finish(r, nil)
+	return r
 }

@@ -41,7 +41,7 @@ const (
 // Classes lists the classes a scenario may expect, in priority order: the
 // headline verdict is the first observed. Overlap (mutual exclusion broken)
 // comes first; corruption is what it did to the resource.
-var Classes = []string{ClassOverlap, ClassCorruption, ClassFenceInversion, ClassStaleExtend, ClassFenced, ClassStuck,
+var Classes = []string{ClassOverlap, ClassCorruption, ClassFenceInversion, ClassStaleExtend, ClassDied, ClassFenced, ClassStuck,
 	ClassUnavailable, ClassNotExercised, ClassUnknown, ClassSafe}
 
 // Finding is one thing that went wrong.
@@ -121,6 +121,9 @@ type Result struct {
 	Faults       []Window  `json:"faults"`
 	Stats        Stats     `json:"stats"`
 	Linearizable string    `json:"linearizable"` // Ok, Illegal, Unknown (porcupine's words)
+	// Evidence is what the run showed against what its scenario required
+	// (nil when the check was not asked for).
+	Evidence *EvidenceSummary `json:"evidence,omitempty"`
 	// Reason says why the history could not be judged when unknown is
 	// observed.
 	Reason string `json:"reason,omitempty"`

@@ -228,13 +228,15 @@ func headline(f checker.Finding) string {
 		return "Stale extend: an extend succeeded on a lease the client had already released."
 	case f.Class == checker.ClassUnknown:
 		return "Cannot judge: this part of the history is not enough to say whether it is safe."
+	case f.Class == checker.ClassDied:
+		return "The lock's process died: a client's worker exited without the schedule killing it."
 	}
 	return f.Class + "."
 }
 
 func classTone(c string) int {
 	switch c {
-	case checker.ClassOverlap, checker.ClassCorruption, checker.ClassStuck, checker.ClassFenceInversion, checker.ClassStaleExtend, checker.ClassUnknown:
+	case checker.ClassOverlap, checker.ClassCorruption, checker.ClassStuck, checker.ClassFenceInversion, checker.ClassStaleExtend, checker.ClassDied, checker.ClassUnknown:
 		return -1
 	}
 	return 0

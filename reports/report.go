@@ -133,6 +133,16 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 	if res != nil && res.Reason != "" {
 		fmt.Fprintf(&b, "unknown:  %s\n", res.Reason)
 	}
+	if res != nil {
+		for _, f := range res.Findings {
+			if f.Class == checker.ClassDied {
+				fmt.Fprintf(&b, "died:     %s\n", f.Detail)
+			}
+		}
+		if ev := res.Evidence; ev != nil {
+			fmt.Fprintf(&b, "evidence: %s\n", ev.Text())
+		}
+	}
 	exp := classList(meta.Expect)
 	if len(meta.Allow) > 0 {
 		exp += " (tolerated: " + strings.Join(meta.Allow, ", ") + ")"
@@ -153,6 +163,9 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 		}
 		if k := n[checker.ClassStaleExtend]; k > 0 {
 			fmt.Fprintf(&b, ", %d stale-extend", k)
+		}
+		if k := n[checker.ClassDied]; k > 0 {
+			fmt.Fprintf(&b, ", %d died", k)
 		}
 		if len(res.Keys) > 1 {
 			fmt.Fprintf(&b, " over %d keys", len(res.Keys))

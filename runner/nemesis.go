@@ -171,6 +171,10 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			return err
 		}
 		target := st.Target
+		if target == lockfault.TargetTrigger {
+			// The history names the client whose command fired.
+			target = r.taps.trigger()
+		}
 		e := r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: r.currentCycle(), Detail: st.String()})
 		h, err := f.Inject(ctx, env{r}, target, faults.Params(st.Params))
 		if err != nil {

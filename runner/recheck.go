@@ -25,19 +25,25 @@ const notFinished = "the run has not finished"
 // is judged too, flagged as killed). With rewrite it writes the report
 // files again. The outcome's exit code is Code's.
 func Recheck(dir string, linTimeout time.Duration, rewrite bool) (*Outcome, error) {
-	events, err := history.Read(filepath.Join(dir, "history.jsonl"))
-	if err != nil {
+	path := filepath.Join(dir, "history.jsonl")
+	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
+	events, readErr := history.Read(path)
 	meta, sc, err := readMeta(dir)
 	if err != nil {
 		return nil, err
 	}
 	opts := checker.Options{LinearizabilityTimeout: linTimeout}
 	if sc != nil {
-		opts.StuckAfter = sc.StuckAfter.D()
+		req := sc.Required()
+		opts.StuckAfter, opts.Evidence = sc.StuckAfter.D(), &req
 	}
 	res := checker.Check(events, opts)
+	if readErr != nil {
+		// A history that cannot be read whole has no verdict.
+		res, events = checker.Unjudged(readErr.Error()), nil
+	}
 	meta.Matched, meta.Why = checker.Match(res.Observed, meta.Expect, meta.Allow)
 	switch {
 	case meta.Killed:
@@ -50,7 +56,7 @@ func Recheck(dir string, linTimeout time.Duration, rewrite bool) (*Outcome, erro
 		meta.Matched = false
 		meta.Why = "the harness failed: " + meta.Error
 	}
-	if rewrite {
+	if rewrite && readErr == nil {
 		if err := reports.Write(dir, meta, events, res); err != nil {
 			return nil, err
 		}

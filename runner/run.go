@@ -194,7 +194,11 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		}
 		meta.Error += "read history: " + rerr.Error()
 	}
-	res := checker.Check(events, checker.Options{StuckAfter: sc.StuckAfter.D()})
+	req := sc.Required()
+	res := checker.Check(events, checker.Options{StuckAfter: sc.StuckAfter.D(), Evidence: &req})
+	if rerr != nil {
+		res = checker.Unjudged("history.jsonl: " + rerr.Error())
+	}
 	meta.Matched, meta.Why = checker.Match(res.Observed, sc.Expect, sc.Allow)
 	if meta.Error != "" {
 		meta.Matched = false

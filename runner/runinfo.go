@@ -102,7 +102,7 @@ func ReadRun(dir string) (RunInfo, *scenarios.Scenario, error) {
 		return info, nil, fmt.Errorf("%s: %v", filepath.Join(dir, FileRunInfo), err)
 	}
 	path := filepath.Join(dir, FileScenario)
-	raw, err := os.ReadFile(path)
+	raw, err := scenarios.ReadFile(path)
 	if err != nil {
 		return info, nil, err
 	}

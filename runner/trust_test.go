@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/history"
 )
 
@@ -86,5 +88,24 @@ func TestWorkersLogIsBounded(t *testing.T) {
 	}
 	if !noted {
 		t.Error("the history does not say that workers.log dropped bytes")
+	}
+}
+
+// A worker that dies in every critical section proved nothing about its
+// lock: the run is never safe or matched; its verdict names the death.
+func TestWorkerThatDiesInItsCriticalSectionIsAFinding(t *testing.T) {
+	out, err, _ := liar(t, "die-in-cs")
+	if err != nil {
+		t.Fatalf("harness error: %v", err)
+	}
+	code := Code(out, err)
+	if code == ExitMatch || out.Meta.Matched || out.Result.Verdict == checker.ClassSafe {
+		t.Fatalf("exit %d, verdict %s, matched %v: a worker that died in every critical section passed", code, out.Result.Verdict, out.Meta.Matched)
+	}
+	if !slices.Contains(out.Result.Observed, checker.ClassDied) {
+		t.Errorf("observed %v, want %s", out.Result.Observed, checker.ClassDied)
+	}
+	if !strings.Contains(out.Summary, "process died") {
+		t.Errorf("the summary does not say the lock's process died:\n%s", out.Summary)
 	}
 }

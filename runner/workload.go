@@ -119,7 +119,10 @@ func (r *run) clientLoop(ctx context.Context, name string) {
 		err := r.oneRound(ctx, p)
 		r.gate.leave()
 		if errors.Is(err, errDead) {
-			r.hist.Append(history.Event{Kind: history.Note, Op: "crashed", Process: name, Detail: "worker process died"})
+			if r.ctx.Err() != nil {
+				return // the harness is ending the run and killed it
+			}
+			r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteCrashed, Process: name, Detail: "worker process died"})
 			if wl.RestartCrashed.D() <= 0 {
 				return
 			}

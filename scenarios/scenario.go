@@ -37,6 +37,9 @@ type Scenario struct {
 	Allow       []string `yaml:"allow"`
 	// StuckAfter: no grant for this long while clients try is "stuck".
 	StuckAfter Duration `yaml:"stuck_after"`
+	// Evidence is what every cycle that looks safe must show (default:
+	// a grant and a completed critical section).
+	Evidence *EvidenceSpec `yaml:"evidence,omitempty"`
 	// Variants run the same schedule against other locks (or settings):
 	// each overrides only the sections it names. The catalogue runs them all.
 	Variants []yaml.Node `yaml:"variants,omitempty"`

@@ -59,7 +59,7 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 		{"unknown field", "  hold: 10ms", "  hold: 10ms\n  colour: red", []string{"bad.yaml:10:", "workload.colour", "unknown field (allowed: clients, hold"}},
 		{"bad kind", "kind: standalone", "kind: cluster", []string{"bad.yaml:3:", "topology.kind", "allowed: standalone, replicated, masters, etcd"}},
 		{"bad duration", "ttl: 1s", "ttl: soon", []string{"bad.yaml:6:", "lock.ttl", "not a duration"}},
-		{"bad verdict", "expect: [safe]", "expect: [broken]", []string{"bad.yaml:16:", "expect.0", "allowed: overlap, corruption, fence-inversion, stale-extend, fenced, stuck, unavailable, not-exercised, unknown, safe"}},
+		{"bad verdict", "expect: [safe]", "expect: [broken]", []string{"bad.yaml:16:", "expect.0", "allowed: overlap, corruption, fence-inversion, stale-extend, died, fenced, stuck, unavailable, not-exercised, unknown, safe"}},
 		{"two actions", "- {sleep: 1s}", "- {sleep: 1s, await: grant}", []string{"bad.yaml:14:", "nemesis.steps.1", "exactly one of"}},
 		{"bare word", "- resume", "- resumed", []string{"bad.yaml:15:", "nemesis.steps.2", "quiesce and resume"}},
 		{"no clients", "clients: 2", "clients: 0", []string{"bad.yaml:8:", "workload.clients", "1 to 64"}},

@@ -47,6 +47,7 @@ func (s *Scenario) Validate() error {
 		s.validateWorkload,
 		s.validateNemesis,
 		s.validateExpectations,
+		s.validateEvidence,
 	} {
 		if err := check(); err != nil {
 			return err

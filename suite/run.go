@@ -157,6 +157,15 @@ func RunProperty(ctx context.Context, p Property, subj runner.Subject, opt Optio
 	if out != nil {
 		row.Report = filepath.Join(out.Dir, reports.FileMarkdown)
 	}
+	if out != nil && out.Result != nil && out.Result.Evidence != nil {
+		row.Evidence = out.Result.Evidence.Text()
+	}
+	if err == nil && out != nil && out.Meta.Error == "" && out.Result.Verdict == checker.ClassUnknown {
+		// The run proved nothing: never held.
+		row.Outcome, row.Observed, row.Finding = card.Unknown, out.Result.Observed, oneLine(out.Result.Reason)
+		row.Cycles = len(out.Result.CycleObserved)
+		return row
+	}
 	if runner.Code(out, err) == runner.ExitHarness {
 		msg := "the run was interrupted"
 		switch {
@@ -164,8 +173,6 @@ func RunProperty(ctx context.Context, p Property, subj runner.Subject, opt Optio
 			msg = err.Error()
 		case out != nil && out.Meta.Error != "":
 			msg = out.Meta.Error
-		case out != nil && out.Result != nil && out.Result.Verdict == checker.ClassUnknown:
-			msg = "the history cannot be judged: " + out.Result.Reason
 		}
 		if ctx.Err() == context.DeadlineExceeded {
 			msg = "timed out: " + msg

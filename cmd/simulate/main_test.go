@@ -68,7 +68,7 @@ func TestCheckRecordedHistory(t *testing.T) {
 {"seq":4,"t":3000,"kind":"ok","process":"c2","op":"acquire","op_id":2,"lease":"b"}
 {"seq":5,"t":9000,"kind":"invoke","process":"c1","op":"release","op_id":3,"lease":"a"}
 {"seq":6,"t":9500,"kind":"invoke","process":"c2","op":"release","op_id":4,"lease":"b"}
-{"seq":7,"t":9600,"ki`
+`
 	os.WriteFile(filepath.Join(dir, "history.jsonl"), []byte(overlap), 0o644)
 	code, out, stderr := run("report", dir)
 	if code != 2 || !strings.Contains(out, "overlap") {
@@ -96,7 +96,7 @@ func TestCheckUnjudgeableHistoryIsUnknown(t *testing.T) {
 	cases := map[string]struct{ history, want string }{
 		"empty":      {"", "the history is empty"},
 		"garbage":    {"garbage\n", "history.jsonl:1:"},
-		"torn-only":  {`{"seq":1,"t":5,"ki`, "the history is empty"},
+		"torn-only":  {`{"seq":1,"t":5,"ki`, "history.jsonl:1: newline: missing"},
 		"no-outcome": {`{"seq":1,"t":5,"kind":"invoke","process":"c1","op":"acquire","op_id":1}` + "\n", "no client operation completed"},
 		"no-value":   {`{"seq":1,"t":5,"kind":"access","access":"write","process":"c1","lease":"a"}` + "\n", "history.jsonl:1: value: missing"},
 	}

@@ -32,6 +32,9 @@ for line in sys.stdin:
             chunk = "x" * 65536 + "\n"
             for _ in range(2000):  # 128 MiB
                 sys.stderr.write(chunk)
+    elif cmd == "cs" and mode == "die-in-cs":
+        sys.stderr.write("worker: exiting in the critical section\n")
+        sys.exit(3)
     elif cmd in ("cs", "release", "extend"):
         send({"type": "reply", "op": c["op"], "status": "ok"})
     elif cmd == "shutdown":

@@ -1,0 +1,193 @@
+package checker
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lockfault/lockfault/history"
+)
+
+// ClassDied: a client's worker process died without the schedule killing
+// it (no crash failpoint, crash-client or clone heal explains it): the
+// lock's process died, which is a lock (or worker) that failed, never safe.
+const ClassDied = "died"
+
+// Evidence says what a run must have done for "safe" to mean something
+// (a scenario's evidence section; Required fills the defaults): per cycle,
+// at least so many grants and completed critical sections (on any key),
+// extends attempted and renewals, and the events that must follow the
+// cycle's first fault.
+type Evidence struct {
+	Grants, Sections, Extends, Renewals int
+	// AfterFault lists events that must happen after the cycle's first
+	// fault began: grant, section, extend, renew.
+	AfterFault []string
+}
+
+// Words of Evidence.AfterFault.
+const (
+	AfterGrant   = "grant"
+	AfterSection = "section"
+	AfterExtend  = "extend"
+	AfterRenew   = "renew"
+)
+
+// AfterFaultWords lists the allowed words of Evidence.AfterFault.
+var AfterFaultWords = []string{AfterGrant, AfterSection, AfterExtend, AfterRenew}
+
+// DefaultEvidence is what every run must show per cycle unless its
+// scenario says otherwise: a grant and a completed critical section.
+var DefaultEvidence = Evidence{Grants: 1, Sections: 1}
+
+// String says the requirement in words: "≥1 grant, ≥1 critical section per
+// cycle; a grant after the fault".
+func (e Evidence) String() string {
+	var parts []string
+	add := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("≥%d %s", n, what))
+		}
+	}
+	add(e.Grants, "grant")
+	add(e.Sections, "critical section")
+	add(e.Extends, "extend")
+	add(e.Renewals, "renewal")
+	s := "nothing"
+	if len(parts) > 0 {
+		s = strings.Join(parts, ", ") + " per cycle"
+	}
+	if len(e.AfterFault) > 0 {
+		s += "; after the fault: " + strings.Join(e.AfterFault, ", ")
+	}
+	return s
+}
+
+// EvidenceSummary is what a run showed against its requirement.
+type EvidenceSummary struct {
+	Required string `json:"required"`
+	// Cycles of the run, and those that showed the evidence required (or
+	// a finding, which is evidence of its own).
+	Cycles, Shown int
+	Grants        int `json:"grants"`
+	Sections      int `json:"critical_sections"`
+	// Missing says, for each cycle without it, what was missing.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Text is the summary in one line: "3 of 3 cycles with evidence (≥1 grant,
+// ≥1 critical section per cycle), 41 critical sections".
+func (s EvidenceSummary) Text() string {
+	return fmt.Sprintf("%d of %d cycles with evidence (%s), %d grants, %d critical sections", s.Shown, s.Cycles, s.Required, s.Grants, s.Sections)
+}
+
+// evidencePass finds the clients whose worker died on its own (ClassDied),
+// and the cycles that look safe but lack the evidence the scenario requires
+// (ClassUnknown: the run proved nothing there). It runs after the other
+// passes: a cycle with a finding has its evidence.
+func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummary) {
+	ev := history.CollectEvidence(in.events)
+	req := *in.opt.Evidence
+	sum.Required = req.String()
+	starts := cycleStarts(in.events)
+	flagged := map[int]bool{}
+	for _, f := range found {
+		flagged[cycleOf(starts, f.From)] = true
+	}
+	for _, c := range ev.Cycles[1:] {
+		at := cycleStart(starts, c.Cycle)
+		for _, client := range c.Crashed {
+			out = append(out, Finding{Class: ClassDied, Clients: []string{client}, From: at, To: at, Cycle: c.Cycle,
+				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited in cycle %d without the schedule killing it (workers.log has its last words)", client, c.Cycle)})
+			flagged[c.Cycle] = true
+		}
+	}
+	for _, c := range ev.Cycles[1:] {
+		var g, s, x, r int
+		for _, k := range c.Keys {
+			g, s, x, r = g+k.Grants, s+k.CriticalSections, x+k.ExtendsAttempted, r+k.Renewals
+		}
+		sum.Cycles++
+		sum.Grants += g
+		sum.Sections += s
+		var missing []string
+		for _, need := range []struct {
+			have, want int
+			what       string
+		}{{g, req.Grants, "grants"}, {s, req.Sections, "completed critical sections"}, {x, req.Extends, "extends"}, {r, req.Renewals, "renewals"}} {
+			if need.have < need.want {
+				missing = append(missing, fmt.Sprintf("%d %s (want ≥%d)", need.have, need.what, need.want))
+			}
+		}
+		missing = append(missing, afterFault(in, starts, c.Cycle, req.AfterFault)...)
+		if len(missing) == 0 || flagged[c.Cycle] {
+			sum.Shown++
+			continue
+		}
+		why := fmt.Sprintf("cycle %d proved nothing: %s", c.Cycle, strings.Join(missing, ", "))
+		sum.Missing = append(sum.Missing, why)
+		at := cycleStart(starts, c.Cycle)
+		out = append(out, Finding{Class: ClassUnknown, From: at, To: at, Cycle: c.Cycle, Detail: why})
+	}
+	return out, sum
+}
+
+// afterFault lists the events required after the cycle's first fault that
+// never came.
+func afterFault(in *input, starts []int64, cycle int, want []string) []string {
+	if len(want) == 0 {
+		return nil
+	}
+	from, to := int64(-1), int64(1<<62)
+	if cycle < len(starts) {
+		to = starts[cycle]
+	}
+	seen := map[string]bool{}
+	for _, e := range in.events {
+		if e.Time < cycleStart(starts, cycle) || e.Time >= to {
+			continue
+		}
+		if from < 0 {
+			if e.Kind == history.FaultStart {
+				from = e.Time
+			}
+			continue
+		}
+		switch {
+		case e.Kind == history.OK && e.Op == history.OpAcquire:
+			seen[AfterGrant] = true
+		case e.Kind == history.OK && e.Op == history.OpCS:
+			seen[AfterSection] = true
+		case e.Kind == history.Invoke && e.Op == history.OpExtend:
+			seen[AfterExtend] = true
+		case e.Kind == history.Renew:
+			seen[AfterRenew] = true
+		}
+	}
+	if from < 0 {
+		return []string{"no fault began"}
+	}
+	var missing []string
+	for _, w := range want {
+		if !seen[w] {
+			missing = append(missing, "no "+w+" after the fault")
+		}
+	}
+	return missing
+}
+
+// cycleStart is the time cycle c (1-based) began.
+func cycleStart(starts []int64, c int) int64 {
+	if c < 1 || c > len(starts) {
+		return 0
+	}
+	return starts[c-1]
+}
+
+// ValidAfterFault checks a word of Evidence.AfterFault.
+func ValidAfterFault(w string) error {
+	if !slices.Contains(AfterFaultWords, w) {
+		return fmt.Errorf("%q is not allowed (allowed: %s)", w, strings.Join(AfterFaultWords, ", "))
+	}
+	return nil
+}
