@@ -62,7 +62,7 @@ func (c *conn) isUnpaired() bool {
 
 // fire asks the registry whether the command (and reply) fires a trigger,
 // and returns the hold to run before the message is forwarded, if any.
-func (c *conn) fire(ph Phase, cmd *Command, rep *Reply) func() {
+func (c *conn) fire(ph Phase, cmd *Command, rep *Reply) func() bool {
 	hits := c.tap.reg.match(ph, c.tap.client, cmd, rep)
 	if len(hits) == 0 {
 		return nil
@@ -81,7 +81,7 @@ func (c *conn) fire(ph Phase, cmd *Command, rep *Reply) func() {
 	if len(holders) == 0 {
 		return nil
 	}
-	return func() { c.hold(f, holders) }
+	return func() bool { return c.hold(f, holders) }
 }
 
 // reqSide parses what the client sends.
@@ -112,21 +112,22 @@ func (s *reqSide) stop(why string) {
 	s.c.stopQueueing(why)
 }
 
-func (s *reqSide) message() (func(), bool) {
+func (s *reqSide) message() (func() bool, bool) {
 	c, cmd := s.c, s.cmd
 	replied := s.track(cmd)
 	c.tap.reg.enrich(c.tap.client, cmd)
-	var wait func()
+	var wait func() bool
 	if replied && s.queuing && !c.isUnpaired() {
 		select {
 		case c.queue <- cmd:
 		default: // MaxInFlight requests await replies: wait, once what is ahead is forwarded
-			wait = func() {
+			wait = func() bool {
 				select {
 				case c.queue <- cmd:
 				case <-c.unpaired:
 				case <-c.tap.ctx.Done():
 				}
+				return false
 			}
 		}
 	}
@@ -137,7 +138,7 @@ func (s *reqSide) message() (func(), bool) {
 	case hold == nil:
 		return wait, false
 	}
-	return func() { wait(); hold() }, false
+	return func() bool { wait(); return hold() }, false
 }
 
 // track follows the connection's state (MULTI, the protocol, modes without
@@ -226,7 +227,7 @@ func (s *repSide) failed(err error) {
 	s.c.unpair()
 }
 
-func (s *repSide) message() (func(), bool) {
+func (s *repSide) message() (func() bool, bool) {
 	c, r := s.c, s.rep
 	if r.Kind == KindPush {
 		return nil, false

@@ -8,8 +8,9 @@ import (
 
 // hold runs the OnFire of each trigger that fired on a message and blocks
 // until they all returned, the shortest hold limit passed, or the tap
-// closed; then the message goes on. Each trigger gets its Release.
-func (c *conn) hold(f Fire, hs []*Armed) {
+// closed; then the message goes on, unless a trigger's Drop says it must
+// not (drop). Each trigger gets its Release.
+func (c *conn) hold(f Fire, hs []*Armed) (drop bool) {
 	limit := hs[0].t.HoldLimit
 	for _, a := range hs[1:] {
 		limit = min(limit, a.t.HoldLimit)
@@ -48,5 +49,10 @@ wait:
 		g := f
 		g.Nth = a.t.Nth
 		a.release(Release{Fire: g, ReleasedAt: now, Expired: expired, Closed: closed})
+		drop = drop || (f.Phase == AtRequest && a.t.Drop != nil && a.t.Drop())
 	}
+	if drop {
+		c.note(NoteDropped, f.Command.String()+": dropped after its hold (the client is gone)")
+	}
+	return drop
 }

@@ -15,7 +15,7 @@ type side interface {
 	// run after everything ahead of the message was forwarded and before
 	// the message is (it may block: a hold). passthrough asks that the
 	// stream be forwarded untouched from this message on.
-	message() (before func(), passthrough bool)
+	message() (before func() (drop bool), passthrough bool)
 	// failed is called once, on a parse error; the stream is forwarded
 	// untouched from then on.
 	failed(err error)
@@ -77,7 +77,9 @@ func (p *pump) run() error {
 					return err
 				}
 				w = from
-				before()
+				if before() {
+					return errDropped // the message never goes on; its connection ends
+				}
 			}
 			start = parsed
 		}
@@ -105,6 +107,9 @@ func (p *pump) run() error {
 		}
 	}
 }
+
+// errDropped ends a connection whose held request was dropped.
+var errDropped = errors.New("a held request was dropped")
 
 func write(dst net.Conn, b []byte) error {
 	if len(b) == 0 {

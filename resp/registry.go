@@ -103,7 +103,7 @@ func (r *Registry) match(ph Phase, client string, c *Command, rep *Reply) []*Arm
 			continue
 		}
 		if a.matched++; a.matched >= a.t.Nth {
-			a.live = false
+			a.live = a.t.Every
 			fired = append(fired, a)
 		}
 	}
@@ -189,6 +189,9 @@ const (
 	// NoteHoldExpired: a trigger's OnFire did not return within its hold
 	// limit; the message was forwarded anyway.
 	NoteHoldExpired NoteKind = "hold-expired"
+	// NoteDropped: a held request was dropped (Trigger.Drop): its client
+	// was gone.
+	NoteDropped NoteKind = "dropped"
 	// NoteRefused: a connection was closed at once (the upstream could not
 	// be reached, or the tap had MaxConns connections).
 	NoteRefused NoteKind = "refused"

@@ -128,6 +128,14 @@ type Trigger struct {
 	// the message goes on: Release.Expired). It must return once ctx is
 	// done: Tap.Close waits for it. Without OnFire nothing is held.
 	OnFire func(ctx context.Context, f Fire)
+	// Every keeps the trigger armed after it fired: it fires on every
+	// match from the nth on, until disarmed (a gate that holds each of a
+	// client's commands).
+	Every bool
+	// Drop, if set, is asked once a held request's hold ended: true drops
+	// it (it never reaches the node) and closes its connection, as when
+	// the client died while its command was held.
+	Drop func() bool
 }
 
 // Validate checks the trigger's fields; the error names the field, what is

@@ -122,6 +122,7 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 		err := r.step(ctx, st, act)
 		if i > 0 && steps[i-1].Await == scenarios.AwaitCommand {
 			r.taps.releaseHeld() // the step after the await has been applied
+			r.taps.openGate()    // ... and has ended
 		}
 		if err != nil {
 			return fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
@@ -231,6 +232,7 @@ func (r *run) heal(ctx context.Context, name string, act *[]active) error {
 
 func (r *run) healAll(ctx context.Context, act *[]active) error {
 	r.taps.releaseHeld()
+	r.taps.openGate()
 	return r.heal(ctx, "all", act)
 }
 

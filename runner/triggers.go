@@ -17,10 +17,23 @@ import (
 // tap (package resp) in front of its toxiproxy proxy, when the scenario
 // waits for a command (await: command) or the caller asks to see the
 // commands (Options.SeeCommands, the hunt). An await: command arms a
-// trigger; when a client's command (or its reply) matches, the tap holds
-// it, the history notes what fired, the step after the await runs (on the
-// client that sent it: target trigger), and the message is let go once
-// that step's fault is injected.
+// trigger; when a client's command matches, the history notes what fired
+// and the step after the await runs on the client that sent it (target
+// trigger):
+//
+//   - at: request, the command is held before it reaches the node until
+//     that step's fault is injected;
+//   - at: reply, the node's reply is held before it reaches the client
+//     until that step's fault is injected (a client paused there resumes
+//     with its call still waiting for the reply: its own read timeout may
+//     then end the call);
+//   - at: after-reply, the node's reply goes to the client at once (so a paused
+//     client has read it, as a process stopped right after a call returned
+//     would have), and from then until that step has ended (its `for` ran
+//     out, or it was healed) every further command of that client is held
+//     at the taps: a client paused or killed right after the reply sends
+//     nothing to a node until the fault is over, and a command it sent
+//     just before it was killed never arrives.
 
 // NoteCommandFired is the history note of a command that fired an await.
 const NoteCommandFired = "command-fired"
@@ -40,6 +53,10 @@ type taps struct {
 	release chan struct{}
 	relOnce *sync.Once
 	armed   *resp.Armed
+	// gate holds the trigger client's commands after a reply until the
+	// step after the await has ended (closeGate).
+	gate     *resp.Armed
+	gateOpen chan struct{}
 }
 
 func newTaps() *taps {
@@ -90,6 +107,7 @@ func (t *taps) opOf(client string) string {
 // close closes every tap (a held message is let go first).
 func (t *taps) close() {
 	t.releaseHeld()
+	t.openGate()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, tp := range t.taps {
@@ -102,9 +120,10 @@ func (t *taps) close() {
 func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 	t := r.taps
 	m := st.Command
-	at, err := resp.ParsePhase(m.At)
-	if err != nil {
-		return nil, err
+	afterReply := m.At == scenarios.AtAfterReply
+	at := resp.AtRequest
+	if m.At == scenarios.AtReply || afterReply {
+		at = resp.AtReply
 	}
 	reply, err := resp.ParseReplyFilter(m.Reply)
 	if err != nil {
@@ -119,6 +138,11 @@ func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 			t.mu.Unlock()
 			r.hist.Append(history.Event{Kind: history.Note, Op: NoteCommandFired, Process: f.Client, Target: f.Node, Cycle: r.currentCycle(),
 				Detail: describeFire(f)})
+			if afterReply {
+				r.closeGate(f.Client) // before the client gets the reply
+				close(fired)
+				return // the reply goes on at once
+			}
 			close(fired)
 			select {
 			case <-release:
@@ -164,6 +188,60 @@ func (t *taps) releaseHeld() {
 	}
 	if once != nil {
 		once.Do(func() { close(release) })
+	}
+}
+
+// closeGate holds every further command of a client at the taps until
+// openGate; a command held when the client has died is dropped.
+func (r *run) closeGate(client string) {
+	t := r.taps
+	open := make(chan struct{})
+	g, err := t.reg.Arm(resp.Trigger{Client: client, At: resp.AtRequest, Every: true, HoldLimit: resp.MaxHoldLimit,
+		OnFire: func(ctx context.Context, f resp.Fire) {
+			select {
+			case <-open:
+			case <-ctx.Done():
+			}
+		},
+		Drop: func() bool { return r.dead(client) }})
+	if err != nil {
+		r.note("tap", "cannot hold "+client+"'s commands: "+err.Error())
+		return
+	}
+	t.mu.Lock()
+	t.gate, t.gateOpen = g, open
+	t.mu.Unlock()
+}
+
+// openGate lets the commands held after a reply go (the step after the
+// await has ended).
+func (t *taps) openGate() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	g, open := t.gate, t.gateOpen
+	t.gate, t.gateOpen = nil, nil
+	t.mu.Unlock()
+	if g != nil {
+		g.Disarm()
+		close(open)
+	}
+}
+
+// dead reports whether a client's worker has died.
+func (r *run) dead(client string) bool {
+	r.mu.Lock()
+	p := r.procs[client]
+	r.mu.Unlock()
+	if p == nil {
+		return true
+	}
+	select {
+	case <-p.dead:
+		return true
+	default:
+		return false
 	}
 }
 

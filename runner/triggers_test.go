@@ -25,7 +25,7 @@ nemesis:
     - resume
     - {await: grant}
     - await: command
-      command: {op: release, at: reply}
+      command: {op: release, at: after-reply}
       within: 10s
     - {fault: pause-client, target: trigger, for: 1250ms}
     - {sleep: 4s}
@@ -70,7 +70,7 @@ func TestCommandTriggerPausesInsideTheRelease(t *testing.T) {
 // never safe.
 func TestCommandTriggerThatNeverFiresIsNotExercised(t *testing.T) {
 	src := strings.Replace(triggerScenario, "LOCK", "single", 1)
-	src = strings.Replace(src, "{op: release, at: reply}", "{name: HINCRBY}", 1)
+	src = strings.Replace(src, "{op: release, at: after-reply}", "{name: HINCRBY}", 1)
 	src = strings.Replace(src, "within: 10s", "within: 2s", 1)
 	sc, err := scenarios.Parse("never.yaml", []byte(src))
 	if err != nil {

@@ -23,6 +23,10 @@ const TargetTrigger = "trigger"
 const (
 	AtRequest = "request" // before the request is forwarded to the node
 	AtReply   = "reply"   // after the node answered, before the client has the reply
+	// AtAfterReply: once the client has the reply, before it sends
+	// anything more (its next commands are held until the step after the
+	// await has ended).
+	AtAfterReply = "after-reply"
 )
 
 // Reply kinds a match at the reply phase may ask for (CommandMatch.Reply).
@@ -49,7 +53,7 @@ const (
 
 var (
 	commandOps     = []string{OpAcquire, OpRelease, OpExtend, OpCS}
-	commandPhases  = []string{AtRequest, AtReply}
+	commandPhases  = []string{AtRequest, AtReply, AtAfterReply}
 	commandReplies = []string{ReplyOK, ReplyNil, ReplyError, ReplyAny}
 	commandNameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]*$`)
 	shaRE          = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
@@ -111,7 +115,7 @@ func (m CommandMatch) String() string {
 	if m.Nth > 1 {
 		parts = append(parts, fmt.Sprintf("nth=%d", m.Nth))
 	}
-	if m.At == AtReply {
+	if m.At != AtRequest && m.At != "" {
 		add("at", m.At)
 		if m.Reply != ReplyAny {
 			add("reply", m.Reply)
@@ -139,7 +143,7 @@ func (m CommandMatch) MarshalYAML() (any, error) {
 	if m.Nth > 1 {
 		add("nth", m.Nth)
 	}
-	if m.At == AtReply {
+	if m.At != AtRequest && m.At != "" {
 		add("at", m.At)
 		if m.Reply != "" && m.Reply != ReplyAny {
 			add("reply", m.Reply)
@@ -217,17 +221,17 @@ func (s *Scenario) validateMatch(p string, m *CommandMatch) error {
 	switch m.At {
 	case "":
 		m.At = AtRequest
-	case AtRequest, AtReply:
+	case AtRequest, AtReply, AtAfterReply:
 	default:
 		return s.ErrAt(p+".at", "%q is not allowed (allowed: %s)", m.At, strings.Join(commandPhases, ", "))
 	}
-	if m.Reply != "" && m.At != AtReply {
-		return s.ErrAt(p+".reply", "reply goes with at: reply only (the request has no reply yet)")
+	if m.Reply != "" && m.At == AtRequest {
+		return s.ErrAt(p+".reply", "reply goes with at: reply or after-reply only (the request has no reply yet)")
 	}
 	if m.Reply != "" && !slices.Contains(commandReplies, m.Reply) {
 		return s.ErrAt(p+".reply", "%q is not allowed (allowed: %s)", m.Reply, strings.Join(commandReplies, ", "))
 	}
-	if m.At == AtReply && m.Reply == "" {
+	if m.At != AtRequest && m.Reply == "" {
 		m.Reply = ReplyAny
 	}
 	return nil

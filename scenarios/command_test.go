@@ -95,7 +95,7 @@ func TestCommandAwaitRefusals(t *testing.T) {
 		{"nth 0 ok, nth -1", line, "command: {op: release, nth: -1}", []string{"nemesis.steps.0.command.nth:", "want 1 to 1000, got -1"}},
 		{"nth too big", line, "command: {op: release, nth: 1001}", []string{"nemesis.steps.0.command.nth:", "want 1 to 1000"}},
 		{"bad at", line, "command: {op: release, at: response}", []string{"nemesis.steps.0.command.at:", "allowed: request, reply"}},
-		{"reply at request", line, "command: {op: release, reply: ok}", []string{"nemesis.steps.0.command.reply:", "at: reply only"}},
+		{"reply at request", line, "command: {op: release, reply: ok}", []string{"nemesis.steps.0.command.reply:", "at: reply or after-reply only"}},
 		{"bad reply", line, "command: {op: release, at: reply, reply: maybe}", []string{"nemesis.steps.0.command.reply:", "allowed: ok, nil, error, any"}},
 		{"nth not a number", line, "command: {op: release, nth: two}", []string{"cmd.yaml:9: nemesis.steps.0.command.nth:", "not a whole number"}},
 		{"command without await command", "{sleep: 1s}", "{sleep: 1s, command: {op: release}}", []string{"nemesis.steps.5.command:", "goes with `await: command` only"}},

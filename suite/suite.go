@@ -40,7 +40,10 @@ type Property struct {
 	Scenario string
 	// Failpoint, when set, is a failpoint of the lock's own code that the
 	// scenario arms (lockimpl.Info.Failpoints): the property attacks a step
-	// inside the lock and applies only to locks that have that step.
+	// inside the lock. A lock that does not declare it is attacked at the
+	// same step through its Redis commands instead: the scenario's variant
+	// by-command (VariantByCommand), which fires on the command the lock
+	// sends there; an etcd lock (gRPC, not tapped) does not claim it.
 	Failpoint string
 	// Broken and Correct name the property's mutation pair: a lock broken
 	// in exactly the way the property targets, which must violate it, and
@@ -83,6 +86,18 @@ func Lookup(name string) (Property, bool) {
 	return Property{}, false
 }
 
+// VariantByCommand names the variant of a failpoint property's scenario
+// that attacks the same step through the Redis command the lock sends
+// there (a command-level trigger), for a lock that declares no failpoint.
+const VariantByCommand = "by-command"
+
+// ByCommand reports whether the property attacks a step inside this lock
+// through its Redis commands: it names a failpoint the lock does not
+// declare (a lock that declares one keeps it).
+func (p Property) ByCommand(info lockimpl.Info) bool {
+	return p.Failpoint != "" && !slices.Contains(info.Failpoints, p.Failpoint)
+}
+
 // Requirement says what a lock must claim for the property to apply: its
 // capabilities and the failpoint it arms, or "-".
 func (p Property) Requirement() string {
@@ -116,8 +131,8 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 			}
 		}
 	}
-	if p.Failpoint != "" && !slices.Contains(info.Failpoints, p.Failpoint) {
-		return false, fmt.Sprintf("%s has no step %s (failpoint) to attack", info.Name, p.Failpoint)
+	if p.Failpoint != "" && !slices.Contains(info.Failpoints, p.Failpoint) && info.Needs == lockfault.NeedsEtcd {
+		return false, fmt.Sprintf("%s has no failpoint %s, and etcd's gRPC traffic is not tapped: the step cannot be attacked by its command either", info.Name, p.Failpoint)
 	}
 	return true, ""
 }
@@ -155,6 +170,11 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 	sc, err := p.Load()
 	if err != nil {
 		return nil, err
+	}
+	if p.ByCommand(info) {
+		if sc, err = sc.WithVariant(VariantByCommand); err != nil {
+			return nil, err
+		}
 	}
 	if info.Name != "" {
 		sc.Lock.Name = info.Name
