@@ -7,8 +7,8 @@ package workercheck
 // order: unsupported/lock before rules/after-failed-init, rules/init-first
 // before shutdown/before-init, client c2's checks before
 // control/failpoint-crash). Ids are stable: reports and -run name them.
-func all() []Check {
-	return []Check{
+func all() []spec {
+	return []spec{
 		{ID: idDescribe, Rule: ruleStartup, run: checkDescribe},
 		{ID: idReady, Rule: ruleReady, run: checkReadyFields},
 		{ID: idRun, Rule: ruleRunInit, Servers: true, run: checkRun},

@@ -10,16 +10,6 @@ import (
 
 // Bounds and durations of the control checks.
 const (
-	// CrashTimeout bounds the wait for a worker to die after fired crash.
-	CrashTimeout = 5 * time.Second
-	// StopTimeout bounds the wait for every thread of a worker to be
-	// stopped after stopping.
-	StopTimeout = 5 * time.Second
-	// AtOnceTimeout bounds the answer to a control command sent while an
-	// operation blocks.
-	AtOnceTimeout = 5 * time.Second
-	// CutTimeout bounds the reply of a section whose hold was cut.
-	CutTimeout = 5 * time.Second
 	// holdProbe is a hold that a cut sent before it must not shorten, and
 	// the sleep of a sleep failpoint: the reply comes no sooner (a lower
 	// bound, never a timed upper one).

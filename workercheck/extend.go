@@ -10,15 +10,9 @@ import (
 	"github.com/lockfault/lockfault/worker"
 )
 
-// Bounds of the validity checks.
-const (
-	// extendTTL is the ttl_ms an extend asks for: far beyond grantTTL, so
-	// the key's time to live shows whether the servers were extended.
-	extendTTL = 3_600_000
-	// RenewTimeout bounds the wait for a watchdog's renew (Redisson's
-	// default lease of 30 s is renewed every 10 s).
-	RenewTimeout = 15 * time.Second
-)
+// extendTTL is the ttl_ms an extend asks for: far beyond grantTTL, so the
+// key's time to live shows whether the servers were extended.
+const extendTTL = 3_600_000
 
 // extend sends an extend and returns its reply and line.
 func (p *probe) extend(s *session, lease string, ttl int64, owner string) (worker.Message, rline) {

@@ -1,10 +1,6 @@
 package workercheck
 
-import (
-	"slices"
-
-	"github.com/lockfault/lockfault/worker"
-)
+import "github.com/lockfault/lockfault/worker"
 
 // checkDescribe: init without endpoints is answered with one line, ready,
 // first and within InitTimeout; nothing else follows it unasked. The init
@@ -20,10 +16,8 @@ func checkDescribe(p *probe) {
 	if a.msg.Type != "ready" {
 		p.failf(ruleStartup, &a, []Line{x.line()}, "init was answered with %s: %s", a.msg.Type, a.msg.Error)
 	}
-	p.ready, p.readyLine, p.readyGroup = a.msg, a, s.pid
-	if g, ok := procGroup(a.msg.Pid); !ok || g != s.pid {
-		p.readyGroup = -g
-	}
+	p.ready, p.readyLine, p.workerGroup = a.msg, a, s.pid
+	p.readyGroup, _ = procGroup(a.msg.Pid)
 	// The describe-only worker answers an operation with a refusal (no
 	// lock is built), and writes nothing else.
 	s.barrier(idDescribe)
@@ -43,8 +37,8 @@ func checkReadyFields(p *probe) {
 	if m.Pid <= 0 {
 		p.failf(ruleReady, &a, nil, "ready carries no pid")
 	}
-	if p.readyGroup <= 0 {
-		p.failf(ruleReady, &a, nil, "ready's pid %d is not a process of the worker's own process group (%d)", m.Pid, -p.readyGroup)
+	if p.readyGroup != p.workerGroup {
+		p.failf(ruleReady, &a, nil, "ready's pid %d is not a process of the worker's own process group %d", m.Pid, p.workerGroup)
 	}
 }
 
@@ -67,8 +61,7 @@ func checkFailpoints(p *probe) {
 		p.failf(ruleFailpoints, nil, nil, "ready does not declare %v (declared: %v)", missing, p.ready.Failpoints)
 	}
 	s := p.client("c1")
-	names := slices.Clone(p.ready.Failpoints)
-	for _, f := range names {
+	for _, f := range p.ready.Failpoints {
 		s.arm(f, "crash", 1_000_000, 0, idFpDeclared, ruleFailpoints)
 		s.arm(f, "off", 0, 0, idFpDeclared, ruleFailpoints)
 	}

@@ -31,20 +31,21 @@ type env struct {
 	argv  []string
 	opts  Options
 	ready worker.Message // what handshake/describe learnt
-	// readyLine is the line of that ready; readyGroup the worker's
-	// process group when ready's pid is in it, else minus the pid's group.
-	readyLine  rline
-	readyGroup int
-	srv        *servers
-	pool       map[string]*session
-	n          int // for unique names
+	// readyLine is the line of that ready, readyGroup the process group
+	// of its pid (0: none such) and workerGroup the group of the worker
+	// handshake/describe started.
+	readyLine               rline
+	readyGroup, workerGroup int
+	srv                     *servers
+	pool                    map[string]*session
+	n                       int // for unique names
 }
 
 // probe is one check's view of the run: it opens sessions and fails or
 // skips the check.
 type probe struct {
 	*env
-	check    *Check
+	check    *spec
 	sessions []*session
 	notes    []string
 }

@@ -17,19 +17,8 @@ import (
 	"github.com/lockfault/lockfault/worker"
 )
 
-// Bounds on the worker's process and pipes.
-const (
-	// WriteTimeout bounds writing one line to the worker's stdin (a
-	// worker that stops reading must not hang the check).
-	WriteTimeout = 5 * time.Second
-	// KillTimeout bounds the wait for a killed worker to be reaped.
-	KillTimeout = 10 * time.Second
-	// MaxLines bounds the lines read from one worker process.
-	MaxLines = 10000
-	// stderrTail is how much of the end of a worker's stderr a failure
-	// shows.
-	stderrTail = 1024
-)
+// stderrTail is how much of the end of a worker's stderr a failure shows.
+const stderrTail = 1024
 
 // rline is one line the worker wrote: its number on stdout, its text, the
 // decoded message or why it is not one, and when it was read

@@ -14,14 +14,9 @@ import (
 	"github.com/lockfault/lockfault/lockimpl"
 )
 
-// Bounds on starting a redis-server.
-const (
-	// RedisStartTimeout bounds the wait for a redis-server to listen.
-	RedisStartTimeout = 10 * time.Second
-	// redisStartAttempts bounds the retries when another process took
-	// the free port first.
-	redisStartAttempts = 3
-)
+// redisStartAttempts bounds the retries when another process took the
+// free port first.
+const redisStartAttempts = 3
 
 // redisNode is one redis-server process on a loopback port, in its own
 // process group and killed with the harness (Pdeathsig), persisting

@@ -24,8 +24,8 @@ type Options struct {
 	Stderr io.Writer
 }
 
-// Check is one named check of the protocol.
-type Check struct {
+// spec is one named check of the protocol.
+type spec struct {
 	ID string
 	// Rule is the rule of docs/PROTOCOL.md it holds the worker to.
 	Rule string
@@ -117,7 +117,6 @@ func Run(ctx context.Context, argv []string, opts Options) (rep *Report, err err
 		case c.Servers && e.ready.Needs == "etcd":
 			res = Result{ID: c.ID, Status: StatusSkip, Reason: "not run: the lock needs etcd, and worker-check starts only redis-server (needs single or masters)"}
 		default:
-			e.srv.needs = e.ready.Needs
 			res, err = e.runCheck(c)
 			if err != nil {
 				return nil, err
@@ -125,6 +124,7 @@ func Run(ctx context.Context, argv []string, opts Options) (rep *Report, err err
 		}
 		if c.ID == idDescribe {
 			described = res.Status == StatusOK
+			e.srv.needs = e.ready.Needs
 			rep.Lock, rep.Needs, rep.Caps, rep.Failpoints, rep.Version = e.ready.Lock, e.ready.Needs, e.ready.Caps, e.ready.Failpoints, e.ready.Version
 			if !opts.selected(c.ID) && res.Status == StatusOK {
 				continue
@@ -138,7 +138,7 @@ func Run(ctx context.Context, argv []string, opts Options) (rep *Report, err err
 }
 
 // runCheck runs one check and turns how it ended into a result.
-func (e *env) runCheck(c *Check) (res Result, err error) {
+func (e *env) runCheck(c *spec) (res Result, err error) {
 	p := &probe{env: e, check: c}
 	res = Result{ID: c.ID, Status: StatusOK}
 	start := time.Now()

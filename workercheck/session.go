@@ -9,16 +9,6 @@ import (
 	"github.com/lockfault/lockfault/worker"
 )
 
-// Bounds on what a check waits for.
-const (
-	// InitTimeout bounds the answer to init (PROTOCOL.md: 20 s).
-	InitTimeout = 20 * time.Second
-	// ReplyTimeout bounds the answer to an operation that should not wait
-	// for anything (a free lock, a release, a refused line) and to the
-	// barrier that follows lines which get no answer.
-	ReplyTimeout = 10 * time.Second
-)
-
 // expect says what a line sent to the worker should get.
 type expect int
 

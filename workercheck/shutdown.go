@@ -6,9 +6,6 @@ import (
 	"github.com/lockfault/lockfault/worker"
 )
 
-// ExitTimeout bounds the wait for a worker to exit after shutdown.
-const ExitTimeout = 5 * time.Second
-
 // checkShutdown: shutdown, with the lock built and a grant held, ends the
 // worker with status 0, and it writes nothing in answer.
 func checkShutdown(p *probe) {
