@@ -164,15 +164,16 @@ func checkRenew(p *probe) {
 		return
 	}
 	seen := len(s.renews)
+	var r rline
 	s.until("renew of lease "+lease, RenewTimeout, p.check.ID, ruleRenew, func() bool {
-		for _, r := range s.renews[seen:] {
-			if r.msg.Lease == lease {
+		for _, x := range s.renews[seen:] {
+			if x.msg.Lease == lease {
+				r = x
 				return true
 			}
 		}
 		return false
 	})
-	r := s.renews[len(s.renews)-1]
 	if r.msg.ValidUntil != 0 && r.msg.ValidUntil <= r.at {
 		p.failf(ruleValidUntil, &r, nil, "renew's valid_until %d is not in the future (read at %d)", r.msg.ValidUntil, r.at)
 	}

@@ -106,7 +106,7 @@ func checkMessages(p *probe) {
 	k, lease := p.unique("key"), p.unique("lease")
 	p.mustAcquire(s, k, lease, grantTTL, idAcquire)
 	p.cs(s, lease, 0, idCS)
-	s.op(worker.Command{Cmd: "extend", Lease: lease, TTLMs: grantTTL}, p.check.ID, ruleExtend)
+	s.op(worker.Command{Cmd: "extend", Lease: lease, TTLMs: grantTTL}, idExtend, ruleExtend)
 	p.release(s, lease, idRelease)
 	p.release(s, lease, idRelease)
 	s.bad(`{"cmd":"wcheck-bogus"}`, "wcheck-bogus", 0)
