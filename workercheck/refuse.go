@@ -155,20 +155,11 @@ const (
 func checkInitFirst(p *probe) {
 	s := p.spawn("c1")
 	p.keep(s, keyPreInit)
-	k := p.unique("key")
-	lines := []bad{
-		{text: `{"cmd":"clock","offset_ms":0}`, cmd: "clock"},
-		badOp(s, "acquire", `{"cmd":"acquire","op":%d,"key":"`+k+`","ttl_ms":30000}`),
-		{text: `{"cmd":"endpoints","endpoints":` + p.endpointsJSON("") + `}`, cmd: "endpoints"},
-	}
-	ns := make([]int, len(lines))
-	for i, b := range lines {
-		ns[i] = s.bad(b.text, b.cmd, b.op)
-	}
-	s.barrier("")
-	for _, n := range ns {
-		s.refusal(n, worker.CodeMalformed, ruleInitFirst)
-	}
+	refuseAll(s, ruleInitFirst,
+		bad{text: `{"cmd":"clock","offset_ms":0}`, cmd: "clock"},
+		badOp(s, "acquire", `{"cmd":"acquire","op":%d,"key":"`+p.unique("key")+`","ttl_ms":30000}`),
+		bad{text: `{"cmd":"endpoints","endpoints":` + p.endpointsJSON("") + `}`, cmd: "endpoints"},
+	)
 }
 
 // checkInitTwice: a second init is refused, not answered with ready.
