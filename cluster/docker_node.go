@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+type dockerNode struct {
+	d        *Docker
+	spec     NodeSpec
+	dir      string
+	port     int
+	peerPort int
+	id       string // the server's container
+	ctr      testcontainers.Container
+	sandbox  string // the container holding the network namespace
+
+	mu     sync.Mutex // serialises Kill, Start and Signal
+	addrMu sync.Mutex // guards addr alone: Addr never waits for a Start
+	addr   string
+}
+
+func (n *dockerNode) Spec() NodeSpec { return n.spec }
+
+func (n *dockerNode) Port() int { return n.port }
+
+func (n *dockerNode) DataDir() string { return n.dir }
+
+// ContainerID is the docker id of the server's container.
+func (n *dockerNode) ContainerID() string { return n.id }
+
+// Addr is the node's IP on the run network (its sandbox's, so it stays for
+// the whole run) and its port. Start re-reads it all the same.
+func (n *dockerNode) Addr() string {
+	n.addrMu.Lock()
+	defer n.addrMu.Unlock()
+	return n.addr
+}
+
+func (n *dockerNode) setAddr(ip string) {
+	n.addrMu.Lock()
+	n.addr = net.JoinHostPort(ip, strconv.Itoa(n.port))
+	n.addrMu.Unlock()
+}
+
+// sandboxIP is the address of the node's sandbox on the run network.
+func (n *dockerNode) sandboxIP(ctx context.Context) (string, error) {
+	ins, err := n.d.cli.ContainerInspect(ctx, n.sandbox, client.ContainerInspectOptions{})
+	if err != nil {
+		return "", fmt.Errorf("docker: inspect sandbox of %s: %w", n.spec.Name, err)
+	}
+	c := ins.Container
+	if c.State == nil || !c.State.Running {
+		return "", fmt.Errorf("docker: the sandbox of node %s is not running", n.spec.Name)
+	}
+	if c.NetworkSettings == nil || c.NetworkSettings.Networks[n.d.netName] == nil || !c.NetworkSettings.Networks[n.d.netName].IPAddress.IsValid() {
+		return "", fmt.Errorf("docker: node %s has no address on network %s", n.spec.Name, n.d.netName)
+	}
+	return c.NetworkSettings.Networks[n.d.netName].IPAddress.String(), nil
+}
+
+// ready waits for the node to listen, refreshing its address. n.mu is held.
+func (n *dockerNode) ready(ctx context.Context) error {
+	ip, err := n.sandboxIP(ctx)
+	if err != nil {
+		return err
+	}
+	n.setAddr(ip)
+	addr := n.Addr()
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exited := make(chan struct{})
+	wait := n.d.cli.ContainerWait(wctx, n.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	go func() {
+		select {
+		case <-wait.Result:
+			close(exited)
+		case <-wait.Error:
+		}
+	}()
+	if err := waitListening(ctx, addr, exited, dockerStartWait); err != nil {
+		return fmt.Errorf("docker: node %s did not come up: %v%s", n.spec.Name, err, n.logs(ctx))
+	}
+	return nil
+}
+
+// logs returns the tail of the container's output, for error messages.
+func (n *dockerNode) logs(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	rc, err := n.ctr.Logs(ctx)
+	if err != nil {
+		return ""
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
+	return "\n" + tail(b, 2000)
+}
+
+// Kill SIGKILLs the container's main process (the server) and waits for
+// the container to stop. The container and its data stay.
+func (n *dockerNode) Kill(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, dockerStopWait)
+	defer cancel()
+	wait := n.d.cli.ContainerWait(ctx, n.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	if _, err := n.d.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+		if !cerrdefs.IsConflict(err) { // not running: nothing to kill
+			return fmt.Errorf("docker: kill %s: %w", n.spec.Name, err)
+		}
+	}
+	select {
+	case <-wait.Result:
+		return nil
+	case err := <-wait.Error:
+		return fmt.Errorf("docker: node %s did not die: %w", n.spec.Name, err)
+	}
+}
+
+// Start starts the node's container again, with the same data directory.
+func (n *dockerNode) Start(ctx context.Context) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.running(ctx) {
+		return fmt.Errorf("node %s is already running", n.spec.Name)
+	}
+	if err := n.ctr.Start(ctx); err != nil {
+		return fmt.Errorf("docker: start %s: %w", n.spec.Name, err)
+	}
+	return n.ready(ctx)
+}
+
+// Signal delivers sig to the server (the container's main process).
+func (n *dockerNode) Signal(ctx context.Context, sig syscall.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, err := n.d.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: strconv.Itoa(int(sig))}); err != nil {
+		if cerrdefs.IsConflict(err) {
+			return fmt.Errorf("node %s is not running", n.spec.Name)
+		}
+		return fmt.Errorf("docker: signal %v to %s: %w", sig, n.spec.Name, err)
+	}
+	return nil
+}
+
+// Running reports whether the container is running (a SIGSTOPped server
+// still is).
+func (n *dockerNode) Running() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return n.running(ctx)
+}
+
+func (n *dockerNode) running(ctx context.Context) bool {
+	ins, err := n.d.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
+	return err == nil && ins.Container.State != nil && ins.Container.State.Running
+}
