@@ -61,14 +61,19 @@ type Backend interface {
 	// ProxyHost is the address the harness's toxiproxy proxies listen on:
 	// one that both the harness and the nodes can reach.
 	ProxyHost() string
+	// Supports is nil when the backend can inject fault (a name of package
+	// faults' registry) on its nodes, else says why not: the runner asks
+	// before it starts any node.
+	Supports(fault string) error
 	// Close kills and removes every node this backend started, with its
 	// data directory, and any network it created.
 	Close(ctx context.Context) error
 }
 
-// Docker backend labels: every container and network carries both.
+// Docker backend labels: every container, network and volume carries them.
 const (
 	LabelApp   = "lockfault"
 	LabelRun   = "lockfault.run"
 	LabelOwner = "lockfault.owner" // pid of the harness that made it: `clean` spares live runs
+	LabelHost  = "lockfault.host"  // host name of that harness: `clean` spares other hosts' runs
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -12,15 +13,17 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// CleanDocker removes every container and network labelled LabelApp=1,
-// whatever run made them (for `simulate clean` after a harness was killed).
-// It returns how many it removed.
+// CleanDocker removes every container, network and volume labelled
+// LabelApp=1 whose harness is gone, whatever run made them (for `simulate
+// clean` after a harness was killed), on the daemon DOCKER_HOST names (the
+// default socket if unset). It returns how many it removed.
 func CleanDocker(ctx context.Context) (int, error) {
 	return cleanDocker(ctx, LabelApp+"=1")
 }
 
-// cleanDocker removes the containers, then the networks, carrying label
-// (key=value).
+// cleanDocker removes the containers (servers first, then the sandboxes
+// whose network namespaces they share, and the toxiproxy containers), then
+// the networks and the volumes, carrying label (key=value).
 func cleanDocker(ctx context.Context, label string) (int, error) {
 	cli, err := dockerClient(ctx)
 	if err != nil {
@@ -36,13 +39,13 @@ func cleanDocker(ctx context.Context, label string) (int, error) {
 	}
 	var servers, sandboxes []string
 	for _, c := range list.Items {
-		if ownerAlive(c.Labels[LabelOwner]) {
+		if runAlive(c.Labels) {
 			continue // a run still in progress
 		}
-		if c.Labels[labelRole] == roleSandbox {
-			sandboxes = append(sandboxes, c.ID)
-		} else {
+		if c.Labels[labelRole] == roleServer {
 			servers = append(servers, c.ID)
+		} else {
+			sandboxes = append(sandboxes, c.ID)
 		}
 	}
 	rmErrs := removeContainers(ctx, cli, servers, sandboxes)
@@ -53,7 +56,7 @@ func cleanDocker(ctx context.Context, label string) (int, error) {
 		return removed, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)
 	}
 	for _, nw := range nets.Items {
-		if ownerAlive(nw.Labels[LabelOwner]) {
+		if runAlive(nw.Labels) {
 			continue
 		}
 		if err := removeNetwork(ctx, cli, nw.ID); err != nil {
@@ -62,7 +65,40 @@ func cleanDocker(ctx context.Context, label string) (int, error) {
 			removed++
 		}
 	}
+	vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return removed, errors.Join(append(errs, fmt.Errorf("docker: list volumes: %w", err))...)
+	}
+	for _, v := range vols.Items {
+		if runAlive(v.Labels) {
+			continue
+		}
+		if err := removeVolume(ctx, cli, v.Name); err != nil {
+			errs = append(errs, err)
+		} else {
+			removed++
+		}
+	}
 	return removed, errors.Join(errs...)
+}
+
+// runAlive reports whether the objects with these labels may belong to a
+// run in progress: their harness (LabelOwner) is alive on this host, or
+// they were made from another host (LabelHost), where this one cannot tell.
+func runAlive(labels map[string]string) bool {
+	if h, ok := labels[LabelHost]; ok && h != harnessHost() {
+		return true
+	}
+	return ownerAlive(labels[LabelOwner])
+}
+
+// harnessHost names this host in LabelHost.
+func harnessHost() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return h
 }
 
 // removeContainers removes each group in turn, each group in parallel, and
@@ -124,8 +160,8 @@ func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {
 	}
 }
 
-// DockerLeftovers counts the containers and networks of one run that still
-// exist (tests use it to prove cleanup).
+// DockerLeftovers counts the containers, networks and volumes of one run
+// that still exist (tests use it to prove cleanup).
 func DockerLeftovers(ctx context.Context, runID string) (int, error) {
 	cli, err := dockerClient(ctx)
 	if err != nil {
@@ -141,5 +177,9 @@ func DockerLeftovers(ctx context.Context, runID string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return len(list.Items) + len(nets.Items), nil
+	vols, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		return 0, err
+	}
+	return len(list.Items) + len(nets.Items) + len(vols.Items), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ const (
 	dockerShimPath   = "/lockfault/libclockshim.so"
 	labelImageShim   = "lockfault.clockshim" // image label: "1" when the shim is in it
 	labelNode        = "lockfault.node"
-	labelRole        = "lockfault.role" // roleServer or roleSandbox
+	labelRole        = "lockfault.role" // roleServer, roleSandbox or roleToxiproxy
 	roleServer       = "server"
 	roleSandbox      = "sandbox"
 	dockerStopWait   = 10 * time.Second
@@ -49,23 +50,34 @@ const (
 // Docker runs every node in its own container, all on one bridge network
 // made for the run; each node's network namespace (its address) is held by a
 // second, sandbox container so that it outlives Kill (see Start).
-// Containers and network carry the labels LabelApp=1 and LabelRun=<runID>;
-// each node's data directory is a host temp dir bind-mounted at the same path
-// inside its container. Nodes reach each other by address or by node name
-// (a DNS alias on the run network) and reach the harness at ProxyHost.
+// Containers, network and volume carry the labels LabelApp=1 and
+// LabelRun=<runID>. Nodes reach each other by address or by node name (a DNS
+// alias on the run network).
+//
+// Beside a local daemon (a unix socket), each node's data directory is a
+// host temp dir bind-mounted at the same path inside its container, and the
+// nodes reach the harness's proxies at ProxyHost, the run network's gateway.
+// With a remote daemon (DOCKER_HOST=tcp://..., see docker_remote.go) nothing
+// is bind-mounted and nothing needs to reach the harness: data directories
+// live on a volume of the run, files go in and out through the API, nodes are
+// reached at published ports, and the peer proxies run in a toxiproxy
+// container on the run network.
 //
 // Ryuk (testcontainers' reaper) is disabled, as its image can't be pulled:
 // Close removes everything, and CleanDocker removes what a killed harness
 // left behind.
 type Docker struct {
 	runID   string
-	prefix  string // container and network name prefix: lockfault-<run>-<rand>
+	prefix  string // container, network and volume name prefix: lockfault-<run>-<rand>
 	image   string
 	cli     client.APIClient
 	netID   string
 	netName string
 	gateway string
-	dir     string // host temp dir holding every node's data dir
+	dir     string // local: host temp dir holding every node's data dir
+
+	remote *dockerRemote // set when the daemon is remote
+	caps   dockerCaps
 
 	mu     sync.Mutex
 	nodes  []*dockerNode
@@ -73,7 +85,8 @@ type Docker struct {
 }
 
 // NewDocker connects to the Docker engine, makes sure the node image exists
-// (building it with EnsureImage if not) and creates the run's network.
+// there (building or loading it, see EnsureImage), and creates the run's
+// network (and, with a remote daemon, its volume and toxiproxy container).
 func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 	if runID == "" {
 		return nil, errors.New("docker: empty run id")
@@ -90,7 +103,18 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 		provider.Close()
 		return nil, errors.New("docker: testcontainers' reaper (Ryuk) is enabled but its image can't be pulled; set TESTCONTAINERS_RYUK_DISABLED=true")
 	}
-	if err := EnsureImage(ctx); err != nil {
+	cli := provider.Client()
+	remote, err := remoteDaemon(cli.DaemonHost())
+	if err != nil {
+		provider.Close()
+		return nil, err
+	}
+	if remote {
+		err = ensureRemoteImage(ctx, cli)
+	} else {
+		err = EnsureImage(ctx)
+	}
+	if err != nil {
 		provider.Close()
 		return nil, err
 	}
@@ -100,7 +124,7 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 		runID:  runID,
 		prefix: "lockfault-" + dockerName(runID) + "-" + hex.EncodeToString(suffix),
 		image:  dockerImage(),
-		cli:    provider.Client(),
+		cli:    cli,
 	}
 	ok := false
 	defer func() {
@@ -108,8 +132,13 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 			d.Close(context.Background())
 		}
 	}()
-	if d.dir, err = newRunDir(dockerName(runID)); err != nil {
+	if err := d.readCaps(ctx); err != nil {
 		return nil, err
+	}
+	if !remote {
+		if d.dir, err = newRunDir(dockerName(runID)); err != nil {
+			return nil, err
+		}
 	}
 	d.netName = d.prefix
 	res, err := d.cli.NetworkCreate(ctx, d.netName, client.NetworkCreateOptions{
@@ -134,13 +163,21 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 			break
 		}
 	}
+	if remote {
+		d.remote = &dockerRemote{d: d}
+		if err := d.remote.setup(ctx); err != nil {
+			return nil, err
+		}
+		ok = true
+		return d, nil
+	}
 	if d.gateway == "" {
 		return nil, fmt.Errorf("docker: network %s has no IPv4 gateway", d.netName)
 	}
 	// The harness's proxies listen on the gateway: make sure it can.
 	ln, err := net.Listen("tcp", net.JoinHostPort(d.gateway, "0"))
 	if err != nil {
-		return nil, fmt.Errorf("docker: cannot listen on the network gateway %s: %w", d.gateway, err)
+		return nil, fmt.Errorf("docker: cannot listen on the network gateway %s: %w (is the daemon in a VM? %s=1 makes the backend work as with a remote daemon)", d.gateway, err, envRemote)
 	}
 	ln.Close()
 	ok = true
@@ -149,15 +186,26 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 
 func (d *Docker) Name() string { return "docker" }
 
-// ProxyHost is the gateway IP of the run's network: an address of the
-// harness's host that the containers reach directly.
-func (d *Docker) ProxyHost() string { return d.gateway }
+// ProxyHost is where the harness's own (embedded) toxiproxy proxies listen.
+// Beside a local daemon it is the gateway IP of the run's network: an
+// address of the harness's host that the containers reach directly. With a
+// remote daemon only the harness's clients use those proxies (the peer
+// proxies are in the run's toxiproxy container): 127.0.0.1.
+func (d *Docker) ProxyHost() string {
+	if d.remote != nil {
+		return "127.0.0.1"
+	}
+	return d.gateway
+}
 
 // Network returns the name of the run's docker network.
 func (d *Docker) Network() string { return d.netName }
 
+// Remote reports whether the daemon is remote (see Docker).
+func (d *Docker) Remote() bool { return d.remote != nil }
+
 func (d *Docker) labels() map[string]string {
-	return map[string]string{LabelApp: "1", LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid())}
+	return map[string]string{LabelApp: "1", LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid()), LabelHost: harnessHost()}
 }
 
 // Start creates a node: first its network sandbox, a container that holds
@@ -166,21 +214,14 @@ func (d *Docker) labels() map[string]string {
 // container, which joins that namespace. Killing the server thus behaves as
 // on a real host whose process crashed: its address stays up and refuses
 // connections at once, rather than vanishing (connects hanging until ARP gives
-// up), and it keeps its address across restarts.
+// up), and it keeps its address across restarts. With a remote daemon the
+// sandbox also publishes the node's port and mounts the run's volume, where
+// the node's data directory is.
 func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	if d.isClosed() {
 		return nil, errors.New("docker backend is closed")
 	}
-	dir := filepath.Join(d.dir, spec.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if spec.Config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "node.conf"), []byte(spec.Config), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	n := &dockerNode{d: d, spec: spec, dir: dir}
+	n := &dockerNode{d: d, spec: spec}
 	switch spec.Kind {
 	case KindSentinel:
 		n.port = DockerSentinelPort
@@ -189,13 +230,26 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	default:
 		n.port = DockerRedisPort
 	}
+	if d.remote != nil {
+		n.dir = path.Join(remoteDataRoot, spec.Name)
+	} else {
+		n.dir = filepath.Join(d.dir, spec.Name)
+		if err := os.MkdirAll(n.dir, 0o755); err != nil {
+			return nil, err
+		}
+		if spec.Config != "" {
+			if err := os.WriteFile(filepath.Join(n.dir, "node.conf"), []byte(spec.Config), 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
 	env := map[string]string{}
 	if spec.ClockShim {
 		if err := d.checkShim(ctx); err != nil {
 			return nil, err
 		}
 		env["LD_PRELOAD"] = dockerShimPath
-		env["LOCKFAULT_CLOCK_FILE"] = filepath.Join(dir, "clock-offset")
+		env["LOCKFAULT_CLOCK_FILE"] = path.Join(n.dir, ClockFileName)
 	}
 	name := d.prefix + "-" + dockerName(spec.Name)
 
@@ -203,7 +257,7 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	sbLabels := d.labels()
 	sbLabels[labelNode] = spec.Name
 	sbLabels[labelRole] = roleSandbox
-	sb, err := d.create(ctx, testcontainers.ContainerRequest{
+	sbReq := testcontainers.ContainerRequest{
 		Image:          d.image,
 		Name:           name + "-net",
 		Entrypoint:     []string{"redis-server"},
@@ -215,20 +269,27 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = container.NetworkMode(d.netName)
 		},
-	})
+	}
+	if d.remote != nil {
+		d.remote.sandbox(&sbReq, n.port)
+	}
+	sb, err := d.create(ctx, sbReq)
 	if err != nil {
 		return nil, fmt.Errorf("docker: create sandbox of %s: %w", spec.Name, err)
 	}
 	n.sandbox = sb.GetContainerID()
-	ip, err := n.sandboxIP(ctx)
-	if err != nil {
+	if err := n.refreshAddr(ctx); err != nil {
 		return nil, err
 	}
-	n.setAddr(ip)
+	if d.remote != nil {
+		if err := d.remote.makeDataDir(ctx, n.sandbox, spec); err != nil {
+			return nil, err
+		}
+	}
 
 	// The server, listening on the sandbox's address like the process
 	// backend's nodes listen on 127.0.0.1.
-	bin, args := Command(spec, dir, ip, n.port, n.peerPort)
+	bin, args := Command(spec, n.dir, n.ip(), n.port, n.peerPort)
 	labels := d.labels()
 	labels[labelNode] = spec.Name
 	labels[labelRole] = roleServer
@@ -240,11 +301,15 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		Env:        env,
 		Labels:     labels,
 		ConfigModifier: func(c *container.Config) {
-			c.WorkingDir = dir
+			c.WorkingDir = n.dir
 		},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = container.NetworkMode("container:" + n.sandbox)
-			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: dir})
+			if d.remote != nil {
+				hc.Mounts = append(hc.Mounts, d.remote.volumeMount())
+			} else {
+				hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: n.dir, Target: n.dir})
+			}
 			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyDisabled}
 		},
 	})
@@ -264,6 +329,9 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		// Like the process backend: a node that failed to come up is not left running.
 		n.d.cli.ContainerKill(context.WithoutCancel(ctx), n.id, client.ContainerKillOptions{Signal: "KILL"})
 		return nil, err
+	}
+	if d.remote != nil {
+		return remoteNode{n}, nil
 	}
 	return n, nil
 }
@@ -309,8 +377,9 @@ func (d *Docker) checkShim(ctx context.Context) error {
 	return nil
 }
 
-// Close removes every container and the network of this run, then the data
-// directories. It ignores ctx's cancellation: cleanup gets its own time.
+// Close removes every container, the network and the volume of this run,
+// then the data directories. It ignores ctx's cancellation: cleanup gets its
+// own time.
 func (d *Docker) Close(ctx context.Context) error {
 	d.mu.Lock()
 	d.closed = true
@@ -329,7 +398,8 @@ func (d *Docker) Close(ctx context.Context) error {
 			servers = append(servers, n.id)
 			sandboxes = append(sandboxes, n.sandbox)
 		}
-		// Also whatever carries this run's label (a node whose Start failed half way).
+		// Also whatever carries this run's label (a node whose Start failed
+		// half way, the toxiproxy container).
 		list, err := d.cli.ContainerList(cctx, client.ContainerListOptions{
 			All:     true,
 			Filters: make(client.Filters).Add("label", LabelRun+"="+d.runID).Add("name", d.prefix),
@@ -338,15 +408,20 @@ func (d *Docker) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		for _, c := range list.Items {
-			if c.Labels[labelRole] == roleSandbox {
-				sandboxes = append(sandboxes, c.ID)
-			} else {
+			if c.Labels[labelRole] == roleServer {
 				servers = append(servers, c.ID)
+			} else {
+				sandboxes = append(sandboxes, c.ID)
 			}
 		}
 		errs = append(errs, removeContainers(cctx, d.cli, append(servers, sandboxes...))...)
 		if d.netID != "" {
 			if err := removeNetwork(cctx, d.cli, d.netID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if d.remote != nil && d.remote.volume != "" {
+			if err := removeVolume(cctx, d.cli, d.remote.volume); err != nil {
 				errs = append(errs, err)
 			}
 		}

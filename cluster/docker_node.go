@@ -19,7 +19,7 @@ import (
 type dockerNode struct {
 	d        *Docker
 	spec     NodeSpec
-	dir      string
+	dir      string // local: a host path, bind-mounted; remote: a path on the run's volume
 	port     int
 	peerPort int
 	id       string // the server's container
@@ -27,7 +27,8 @@ type dockerNode struct {
 	sandbox  string // the container holding the network namespace
 
 	mu     sync.Mutex // serialises Kill, Start and Signal
-	addrMu sync.Mutex // guards addr alone: Addr never waits for a Start
+	addrMu sync.Mutex // guards the addresses alone: Addr never waits for a Start
+	sbIP   string     // the sandbox's IP on the run network
 	addr   string
 }
 
@@ -35,48 +36,69 @@ func (n *dockerNode) Spec() NodeSpec { return n.spec }
 
 func (n *dockerNode) Port() int { return n.port }
 
+// DataDir is the node's data directory: beside a local daemon a path on the
+// harness's host, bind-mounted at the same path; with a remote daemon a path
+// on the run's volume, inside the node's containers only.
 func (n *dockerNode) DataDir() string { return n.dir }
 
 // ContainerID is the docker id of the server's container.
 func (n *dockerNode) ContainerID() string { return n.id }
 
-// Addr is the node's IP on the run network (its sandbox's, so it stays for
-// the whole run) and its port. Start re-reads it all the same.
+// Addr is where the harness reaches the node: beside a local daemon its IP
+// on the run network (its sandbox's, so it stays for the whole run) and its
+// port; with a remote daemon the daemon's host and the port the sandbox
+// publishes. Start re-reads it all the same.
 func (n *dockerNode) Addr() string {
 	n.addrMu.Lock()
 	defer n.addrMu.Unlock()
 	return n.addr
 }
 
-func (n *dockerNode) setAddr(ip string) {
+// PeerAddr is where the other nodes (and the run's toxiproxy container)
+// reach the node: its IP on the run network and its port.
+func (n *dockerNode) PeerAddr() string {
 	n.addrMu.Lock()
-	n.addr = net.JoinHostPort(ip, strconv.Itoa(n.port))
-	n.addrMu.Unlock()
+	defer n.addrMu.Unlock()
+	return net.JoinHostPort(n.sbIP, strconv.Itoa(n.port))
 }
 
-// sandboxIP is the address of the node's sandbox on the run network.
-func (n *dockerNode) sandboxIP(ctx context.Context) (string, error) {
+func (n *dockerNode) ip() string {
+	n.addrMu.Lock()
+	defer n.addrMu.Unlock()
+	return n.sbIP
+}
+
+// refreshAddr reads the node's addresses from its sandbox.
+func (n *dockerNode) refreshAddr(ctx context.Context) error {
 	ins, err := n.d.cli.ContainerInspect(ctx, n.sandbox, client.ContainerInspectOptions{})
 	if err != nil {
-		return "", fmt.Errorf("docker: inspect sandbox of %s: %w", n.spec.Name, err)
+		return fmt.Errorf("docker: inspect sandbox of %s: %w", n.spec.Name, err)
 	}
 	c := ins.Container
 	if c.State == nil || !c.State.Running {
-		return "", fmt.Errorf("docker: the sandbox of node %s is not running", n.spec.Name)
+		return fmt.Errorf("docker: the sandbox of node %s is not running", n.spec.Name)
 	}
 	if c.NetworkSettings == nil || c.NetworkSettings.Networks[n.d.netName] == nil || !c.NetworkSettings.Networks[n.d.netName].IPAddress.IsValid() {
-		return "", fmt.Errorf("docker: node %s has no address on network %s", n.spec.Name, n.d.netName)
+		return fmt.Errorf("docker: node %s has no address on network %s", n.spec.Name, n.d.netName)
 	}
-	return c.NetworkSettings.Networks[n.d.netName].IPAddress.String(), nil
+	ip := c.NetworkSettings.Networks[n.d.netName].IPAddress.String()
+	addr := net.JoinHostPort(ip, strconv.Itoa(n.port))
+	if n.d.remote != nil {
+		if addr, err = n.d.remote.published(c, n.port); err != nil {
+			return fmt.Errorf("docker: node %s: %w", n.spec.Name, err)
+		}
+	}
+	n.addrMu.Lock()
+	n.sbIP, n.addr = ip, addr
+	n.addrMu.Unlock()
+	return nil
 }
 
-// ready waits for the node to listen, refreshing its address. n.mu is held.
+// ready waits for the node to serve, refreshing its address. n.mu is held.
 func (n *dockerNode) ready(ctx context.Context) error {
-	ip, err := n.sandboxIP(ctx)
-	if err != nil {
+	if err := n.refreshAddr(ctx); err != nil {
 		return err
 	}
-	n.setAddr(ip)
 	addr := n.Addr()
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -89,7 +111,15 @@ func (n *dockerNode) ready(ctx context.Context) error {
 		case <-wait.Error:
 		}
 	}()
-	if err := waitListening(ctx, addr, exited, dockerStartWait); err != nil {
+	var err error
+	if n.d.remote != nil {
+		// A published port accepts connections before the node listens
+		// (the daemon's proxy does): wait for an answer.
+		err = waitServing(ctx, addr, n.spec.Kind, exited, dockerStartWait)
+	} else {
+		err = waitListening(ctx, addr, exited, dockerStartWait)
+	}
+	if err != nil {
 		return fmt.Errorf("docker: node %s did not come up: %v%s", n.spec.Name, err, n.logs(ctx))
 	}
 	return nil

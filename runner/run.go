@@ -394,7 +394,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	if len(r.opt.WorkerCommand) > 0 {
 		r.note("setup", "external worker "+JoinCommand(r.opt.WorkerCommand)+" (lock "+r.lockInfo.Name+", needs "+r.lockInfo.Needs+")")
 	}
-	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
+	nw, err := cluster.NetFor(backend, r.id)
 	if err != nil {
 		backend.Close(context.Background())
 		return err
