@@ -363,30 +363,40 @@ func (n remoteNode) nodectl(ctx context.Context, args ...string) ([]byte, error)
 // freezeKill freezes the server's container (the cgroup freezer stops the
 // server and every process it forked at once: nothing fsyncs or renames
 // after that), then kills it: when the server, the container's first
-// process, dies, the kernel kills the rest of its pid namespace.
-func (n remoteNode) freezeKill(ctx context.Context) error {
+// process, dies, the kernel kills the rest of its pid namespace. frozen runs
+// while the kill is under way.
+func (n remoteNode) freezeKill(ctx context.Context, frozen func() error) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	cli := n.d.cli
-	ctx, cancel := context.WithTimeout(ctx, dockerStopWait)
+	kctx, cancel := context.WithTimeout(ctx, dockerStopWait)
 	defer cancel()
-	if _, err := cli.ContainerPause(ctx, n.id, client.ContainerPauseOptions{}); err != nil {
-		if cerrdefs.IsConflict(err) && !n.running(ctx) {
-			return nil // already dead: its files are final
+	if _, err := cli.ContainerPause(kctx, n.id, client.ContainerPauseOptions{}); err != nil {
+		if !cerrdefs.IsConflict(err) || n.running(kctx) {
+			return fmt.Errorf("docker: freeze %s: %w", n.spec.Name, err)
 		}
-		return fmt.Errorf("docker: freeze %s: %w", n.spec.Name, err)
+		// Not running: its files are final already.
+		return frozen()
 	}
-	wait := cli.ContainerWait(ctx, n.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-	if _, err := cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+	done := make(chan error, 1)
+	go func() { done <- frozen() }()
+	wait := cli.ContainerWait(kctx, n.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	var err error
+	if _, kerr := cli.ContainerKill(kctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); kerr != nil {
+		err = fmt.Errorf("docker: kill %s: %w", n.spec.Name, kerr)
+	} else {
+		select {
+		case <-wait.Result:
+		case werr := <-wait.Error:
+			err = fmt.Errorf("docker: node %s did not die: %w", n.spec.Name, werr)
+		}
+	}
+	ferr := <-done
+	if err != nil {
 		cli.ContainerUnpause(context.WithoutCancel(ctx), n.id, client.ContainerUnpauseOptions{})
-		return fmt.Errorf("docker: kill %s: %w", n.spec.Name, err)
+		return err
 	}
-	select {
-	case <-wait.Result:
-		return nil
-	case err := <-wait.Error:
-		return fmt.Errorf("docker: node %s did not die: %w", n.spec.Name, err)
-	}
+	return ferr
 }
 
 // removeVolume removes a volume; one that is gone already is no error.
