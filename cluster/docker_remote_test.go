@@ -291,6 +291,7 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	if err := n.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitLoaded(t, rdb)
 	if v, err := rdb.Get(ctx, "k").Result(); err != nil || v != "v" {
 		t.Fatalf("after a restart k = %q (%v), want v", v, err)
 	}
@@ -329,6 +330,7 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	if err := n.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitLoaded(t, rdb)
 	if st, err = rdb.Time(ctx).Result(); err != nil {
 		t.Fatal(err)
 	}
@@ -352,6 +354,7 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	if err := n.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitLoaded(t, rdb)
 	if k := rdb.Exists(ctx, "killed:0", "killed:99").Val(); k != 2 {
 		t.Fatalf("a plain kill lost writes (%d of 2 keys left): the power loss below would prove nothing", k)
 	}
@@ -367,7 +370,26 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	if err := n.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	waitLoaded(t, rdb)
 	if k := rdb.Exists(ctx, "cut:0", "cut:99").Val(); k != 0 {
 		t.Fatalf("%d of 2 unsynced keys survived the power loss", k)
+	}
+}
+
+// waitLoaded waits (at most 10 s) until a restarted redis has loaded its
+// dataset: Start returns once it answers, LOADING included.
+func waitLoaded(t *testing.T, rdb *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := rdb.Exists(ctx, "x").Err() // PING is answered while loading
+		if err == nil {
+			return
+		}
+		if !strings.HasPrefix(err.Error(), "LOADING") || time.Now().After(deadline) {
+			t.Fatalf("EXISTS after a restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
