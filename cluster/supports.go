@@ -61,7 +61,7 @@ func (d *Docker) Supports(fault string) error {
 		return nil
 	}
 	if fault == "power-loss" && d.caps.rootless && d.caps.cgroupV1 {
-		return fmt.Errorf("fault %s: the daemon at %s is rootless on cgroup v1 and cannot pause a container, which a power loss needs to stop the node with every process it forked at once", fault, d.cli.DaemonHost())
+		return fmt.Errorf("fault %s: the Docker daemon on %s is rootless on cgroup v1 and cannot pause a container, which a power loss needs to stop the node with every process it forked at once", fault, d.remote.host)
 	}
 	return nil
 }
