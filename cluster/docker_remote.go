@@ -274,23 +274,12 @@ func (r *dockerRemote) makeDataDir(ctx context.Context, sandbox string, spec Nod
 // the timeout passes. Any answer will do (-NOAUTH too): through a published
 // port a connection is accepted before the server listens.
 func waitServing(ctx context.Context, addr, kind string, exited <-chan struct{}, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := probe(addr, kind)
-		if err == nil {
-			return nil
+	return pollReady(ctx, exited, timeout, 20*time.Millisecond, func() error {
+		if err := probe(addr, kind); err != nil {
+			return fmt.Errorf("%s not serving: %w", addr, err)
 		}
-		select {
-		case <-exited:
-			return fmt.Errorf("process exited")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not serving after %v: %v", addr, timeout, err)
-		}
-	}
+		return nil
+	})
 }
 
 // probe sends one request to the server at addr and reads the first byte of
