@@ -393,3 +393,38 @@ func waitLoaded(t *testing.T, rdb *redis.Client) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Without a local daemon to save it from, the node image is built on the
+// remote daemon, from the build context the docker CLI sends through its
+// API.
+func TestDockerRemoteImageBuiltThere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping in -short mode: starts a second dockerd and builds the image on it")
+	}
+	if _, err := exec.LookPath("docker"); err != nil {
+		t.Skipf("skipping: cluster/image/build.sh needs the docker CLI: %v", err)
+	}
+	td := startTestDaemon(t)
+	cli := td.client(t)
+	old := localDockerHost
+	localDockerHost = "unix://" + filepath.Join(t.TempDir(), "no-daemon.sock")
+	t.Cleanup(func() { localDockerHost = old })
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	img := dockerImage()
+	if _, err := cli.ImageInspect(ctx, img); err == nil {
+		t.Fatalf("the new daemon has %s already: the test proves nothing", img)
+	}
+	t0 := time.Now()
+	if err := ensureRemoteImage(ctx, cli); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("built %s on %s in %v", img, td.Host, time.Since(t0).Round(time.Second))
+	ins, err := cli.ImageInspect(ctx, img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ins.Config == nil || !imageCurrent(ins.Config.Labels) {
+		t.Errorf("the image built there is not current: labels %v", ins.Config.Labels)
+	}
+}
