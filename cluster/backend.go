@@ -36,12 +36,15 @@ type NodeSpec struct {
 type Node interface {
 	Spec() NodeSpec
 	// Addr is host:port where the node serves, reachable from the harness
-	// and from other nodes. It may change across restarts.
+	// and, unless the node also has a PeerAddr() string method (a remote
+	// Docker daemon's nodes), from other nodes. It may change across
+	// restarts.
 	Addr() string
 	// Port is the port the node listens on inside its own network.
 	Port() int
 	// DataDir is the node's working directory as a path on the harness's
-	// host; it survives Kill and Start.
+	// host (with a remote Docker daemon: inside the node's containers); it
+	// survives Kill and Start.
 	DataDir() string
 	// Kill sends SIGKILL and waits for the process to be gone.
 	Kill(ctx context.Context) error
@@ -59,16 +62,23 @@ type Backend interface {
 	// Start creates and starts a node.
 	Start(ctx context.Context, spec NodeSpec) (Node, error)
 	// ProxyHost is the address the harness's toxiproxy proxies listen on:
-	// one that both the harness and the nodes can reach.
+	// one that both the harness and the nodes can reach, or only the
+	// harness when the backend runs a toxiproxy server of its own for the
+	// proxies between nodes (see NetFor).
 	ProxyHost() string
+	// Supports is nil when the backend can inject fault (a name of package
+	// faults' registry) on its nodes, else says why not: the runner asks
+	// before it starts any node.
+	Supports(fault string) error
 	// Close kills and removes every node this backend started, with its
 	// data directory, and any network it created.
 	Close(ctx context.Context) error
 }
 
-// Docker backend labels: every container and network carries both.
+// Docker backend labels: every container, network and volume carries them.
 const (
 	LabelApp   = "lockfault"
 	LabelRun   = "lockfault.run"
 	LabelOwner = "lockfault.owner" // pid of the harness that made it: `clean` spares live runs
+	LabelHost  = "lockfault.host"  // host name of that harness: `clean` spares other hosts' runs
 )

@@ -6,28 +6,21 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 )
-
-// DockerImage is the node image built offline by cluster/image/build.sh
-// (see EnsureImage). LOCKFAULT_IMAGE overrides it, for the script too.
-const DockerImage = "lockfault-node:7.0.15"
 
 // Ports nodes listen on inside their containers.
 const (
@@ -42,7 +35,7 @@ const (
 	dockerShimPath   = "/lockfault/libclockshim.so"
 	labelImageShim   = "lockfault.clockshim" // image label: "1" when the shim is in it
 	labelNode        = "lockfault.node"
-	labelRole        = "lockfault.role" // roleServer or roleSandbox
+	labelRole        = "lockfault.role" // roleServer, roleSandbox or roleToxiproxy
 	roleServer       = "server"
 	roleSandbox      = "sandbox"
 	dockerStopWait   = 10 * time.Second
@@ -57,23 +50,34 @@ const (
 // Docker runs every node in its own container, all on one bridge network
 // made for the run; each node's network namespace (its address) is held by a
 // second, sandbox container so that it outlives Kill (see Start).
-// Containers and network carry the labels LabelApp=1 and LabelRun=<runID>;
-// each node's data directory is a host temp dir bind-mounted at the same path
-// inside its container. Nodes reach each other by address or by node name
-// (a DNS alias on the run network) and reach the harness at ProxyHost.
+// Containers, network and volume carry the labels LabelApp=1 and
+// LabelRun=<runID>. Nodes reach each other by address or by node name (a DNS
+// alias on the run network).
+//
+// Beside a local daemon (a unix socket), each node's data directory is a
+// host temp dir bind-mounted at the same path inside its container, and the
+// nodes reach the harness's proxies at ProxyHost, the run network's gateway.
+// With a remote daemon (DOCKER_HOST=tcp://..., see docker_remote.go) nothing
+// is bind-mounted and nothing needs to reach the harness: data directories
+// live on a volume of the run, files go in and out through the API, nodes are
+// reached at published ports, and the peer proxies run in a toxiproxy
+// container on the run network.
 //
 // Ryuk (testcontainers' reaper) is disabled, as its image can't be pulled:
 // Close removes everything, and CleanDocker removes what a killed harness
 // left behind.
 type Docker struct {
 	runID   string
-	prefix  string // container and network name prefix: lockfault-<run>-<rand>
+	prefix  string // container, network and volume name prefix: lockfault-<run>-<rand>
 	image   string
 	cli     client.APIClient
 	netID   string
 	netName string
 	gateway string
-	dir     string // host temp dir holding every node's data dir
+	dir     string // local: host temp dir holding every node's data dir
+
+	remote *dockerRemote // set when the daemon is remote
+	caps   dockerCaps
 
 	mu     sync.Mutex
 	nodes  []*dockerNode
@@ -81,7 +85,8 @@ type Docker struct {
 }
 
 // NewDocker connects to the Docker engine, makes sure the node image exists
-// (building it with EnsureImage if not) and creates the run's network.
+// there (building or loading it, see EnsureImage), and creates the run's
+// network (and, with a remote daemon, its volume and toxiproxy container).
 func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 	if runID == "" {
 		return nil, errors.New("docker: empty run id")
@@ -98,7 +103,18 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 		provider.Close()
 		return nil, errors.New("docker: testcontainers' reaper (Ryuk) is enabled but its image can't be pulled; set TESTCONTAINERS_RYUK_DISABLED=true")
 	}
-	if err := EnsureImage(ctx); err != nil {
+	cli := provider.Client()
+	remote, err := remoteDaemon(cli.DaemonHost())
+	if err != nil {
+		provider.Close()
+		return nil, err
+	}
+	if remote {
+		err = ensureRemoteImage(ctx, cli)
+	} else {
+		err = EnsureImage(ctx)
+	}
+	if err != nil {
 		provider.Close()
 		return nil, err
 	}
@@ -108,7 +124,7 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 		runID:  runID,
 		prefix: "lockfault-" + dockerName(runID) + "-" + hex.EncodeToString(suffix),
 		image:  dockerImage(),
-		cli:    provider.Client(),
+		cli:    cli,
 	}
 	ok := false
 	defer func() {
@@ -116,8 +132,13 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 			d.Close(context.Background())
 		}
 	}()
-	if d.dir, err = newRunDir(dockerName(runID)); err != nil {
+	if err := d.readCaps(ctx); err != nil {
 		return nil, err
+	}
+	if !remote {
+		if d.dir, err = newRunDir(dockerName(runID)); err != nil {
+			return nil, err
+		}
 	}
 	d.netName = d.prefix
 	res, err := d.cli.NetworkCreate(ctx, d.netName, client.NetworkCreateOptions{
@@ -142,13 +163,21 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 			break
 		}
 	}
+	if remote {
+		d.remote = &dockerRemote{d: d}
+		if err := d.remote.setup(ctx); err != nil {
+			return nil, err
+		}
+		ok = true
+		return d, nil
+	}
 	if d.gateway == "" {
 		return nil, fmt.Errorf("docker: network %s has no IPv4 gateway", d.netName)
 	}
 	// The harness's proxies listen on the gateway: make sure it can.
 	ln, err := net.Listen("tcp", net.JoinHostPort(d.gateway, "0"))
 	if err != nil {
-		return nil, fmt.Errorf("docker: cannot listen on the network gateway %s: %w", d.gateway, err)
+		return nil, fmt.Errorf("docker: cannot listen on the network gateway %s: %w (is the daemon in a VM? %s=1 makes the backend work as with a remote daemon)", d.gateway, err, envRemote)
 	}
 	ln.Close()
 	ok = true
@@ -157,15 +186,26 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 
 func (d *Docker) Name() string { return "docker" }
 
-// ProxyHost is the gateway IP of the run's network: an address of the
-// harness's host that the containers reach directly.
-func (d *Docker) ProxyHost() string { return d.gateway }
+// ProxyHost is where the harness's own (embedded) toxiproxy proxies listen.
+// Beside a local daemon it is the gateway IP of the run's network: an
+// address of the harness's host that the containers reach directly. With a
+// remote daemon only the harness's clients use those proxies (the peer
+// proxies are in the run's toxiproxy container): 127.0.0.1.
+func (d *Docker) ProxyHost() string {
+	if d.remote != nil {
+		return "127.0.0.1"
+	}
+	return d.gateway
+}
 
 // Network returns the name of the run's docker network.
 func (d *Docker) Network() string { return d.netName }
 
+// Remote reports whether the daemon is remote (see Docker).
+func (d *Docker) Remote() bool { return d.remote != nil }
+
 func (d *Docker) labels() map[string]string {
-	return map[string]string{LabelApp: "1", LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid())}
+	return map[string]string{LabelApp: "1", LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid()), LabelHost: harnessHost()}
 }
 
 // Start creates a node: first its network sandbox, a container that holds
@@ -174,21 +214,14 @@ func (d *Docker) labels() map[string]string {
 // container, which joins that namespace. Killing the server thus behaves as
 // on a real host whose process crashed: its address stays up and refuses
 // connections at once, rather than vanishing (connects hanging until ARP gives
-// up), and it keeps its address across restarts.
+// up), and it keeps its address across restarts. With a remote daemon the
+// sandbox also publishes the node's port and mounts the run's volume, where
+// the node's data directory is.
 func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	if d.isClosed() {
 		return nil, errors.New("docker backend is closed")
 	}
-	dir := filepath.Join(d.dir, spec.Name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if spec.Config != "" {
-		if err := os.WriteFile(filepath.Join(dir, "node.conf"), []byte(spec.Config), 0o644); err != nil {
-			return nil, err
-		}
-	}
-	n := &dockerNode{d: d, spec: spec, dir: dir}
+	n := &dockerNode{d: d, spec: spec}
 	switch spec.Kind {
 	case KindSentinel:
 		n.port = DockerSentinelPort
@@ -197,13 +230,26 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	default:
 		n.port = DockerRedisPort
 	}
+	if d.remote != nil {
+		n.dir = path.Join(remoteDataRoot, spec.Name)
+	} else {
+		n.dir = filepath.Join(d.dir, spec.Name)
+		if err := os.MkdirAll(n.dir, 0o755); err != nil {
+			return nil, err
+		}
+		if spec.Config != "" {
+			if err := os.WriteFile(filepath.Join(n.dir, "node.conf"), []byte(spec.Config), 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
 	env := map[string]string{}
 	if spec.ClockShim {
 		if err := d.checkShim(ctx); err != nil {
 			return nil, err
 		}
 		env["LD_PRELOAD"] = dockerShimPath
-		env["LOCKFAULT_CLOCK_FILE"] = filepath.Join(dir, "clock-offset")
+		env["LOCKFAULT_CLOCK_FILE"] = path.Join(n.dir, ClockFileName)
 	}
 	name := d.prefix + "-" + dockerName(spec.Name)
 
@@ -211,7 +257,7 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	sbLabels := d.labels()
 	sbLabels[labelNode] = spec.Name
 	sbLabels[labelRole] = roleSandbox
-	sb, err := d.create(ctx, testcontainers.ContainerRequest{
+	sbReq := testcontainers.ContainerRequest{
 		Image:          d.image,
 		Name:           name + "-net",
 		Entrypoint:     []string{"redis-server"},
@@ -223,20 +269,27 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = container.NetworkMode(d.netName)
 		},
-	})
+	}
+	if d.remote != nil {
+		d.remote.sandbox(&sbReq, n.port)
+	}
+	sb, err := d.create(ctx, sbReq)
 	if err != nil {
 		return nil, fmt.Errorf("docker: create sandbox of %s: %w", spec.Name, err)
 	}
 	n.sandbox = sb.GetContainerID()
-	ip, err := n.sandboxIP(ctx)
-	if err != nil {
+	if err := n.refreshAddr(ctx); err != nil {
 		return nil, err
 	}
-	n.setAddr(ip)
+	if d.remote != nil {
+		if err := d.remote.makeDataDir(ctx, n.sandbox, spec); err != nil {
+			return nil, err
+		}
+	}
 
 	// The server, listening on the sandbox's address like the process
 	// backend's nodes listen on 127.0.0.1.
-	bin, args := Command(spec, dir, ip, n.port, n.peerPort)
+	bin, args := Command(spec, n.dir, n.ip(), n.port, n.peerPort)
 	labels := d.labels()
 	labels[labelNode] = spec.Name
 	labels[labelRole] = roleServer
@@ -248,11 +301,15 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		Env:        env,
 		Labels:     labels,
 		ConfigModifier: func(c *container.Config) {
-			c.WorkingDir = dir
+			c.WorkingDir = n.dir
 		},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = container.NetworkMode("container:" + n.sandbox)
-			hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: dir, Target: dir})
+			if d.remote != nil {
+				hc.Mounts = append(hc.Mounts, d.remote.volumeMount())
+			} else {
+				hc.Mounts = append(hc.Mounts, mount.Mount{Type: mount.TypeBind, Source: n.dir, Target: n.dir})
+			}
 			hc.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyDisabled}
 		},
 	})
@@ -272,6 +329,9 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		// Like the process backend: a node that failed to come up is not left running.
 		n.d.cli.ContainerKill(context.WithoutCancel(ctx), n.id, client.ContainerKillOptions{Signal: "KILL"})
 		return nil, err
+	}
+	if d.remote != nil {
+		return remoteNode{n}, nil
 	}
 	return n, nil
 }
@@ -317,8 +377,9 @@ func (d *Docker) checkShim(ctx context.Context) error {
 	return nil
 }
 
-// Close removes every container and the network of this run, then the data
-// directories. It ignores ctx's cancellation: cleanup gets its own time.
+// Close removes every container, the network and the volume of this run,
+// then the data directories. It ignores ctx's cancellation: cleanup gets its
+// own time.
 func (d *Docker) Close(ctx context.Context) error {
 	d.mu.Lock()
 	d.closed = true
@@ -337,7 +398,8 @@ func (d *Docker) Close(ctx context.Context) error {
 			servers = append(servers, n.id)
 			sandboxes = append(sandboxes, n.sandbox)
 		}
-		// Also whatever carries this run's label (a node whose Start failed half way).
+		// Also whatever carries this run's label (a node whose Start failed
+		// half way, the toxiproxy container).
 		list, err := d.cli.ContainerList(cctx, client.ContainerListOptions{
 			All:     true,
 			Filters: make(client.Filters).Add("label", LabelRun+"="+d.runID).Add("name", d.prefix),
@@ -346,15 +408,20 @@ func (d *Docker) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		for _, c := range list.Items {
-			if c.Labels[labelRole] == roleSandbox {
-				sandboxes = append(sandboxes, c.ID)
-			} else {
+			if c.Labels[labelRole] == roleServer {
 				servers = append(servers, c.ID)
+			} else {
+				sandboxes = append(sandboxes, c.ID)
 			}
 		}
 		errs = append(errs, removeContainers(cctx, d.cli, append(servers, sandboxes...))...)
 		if d.netID != "" {
 			if err := removeNetwork(cctx, d.cli, d.netID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if d.remote != nil && d.remote.volume != "" {
+			if err := removeVolume(cctx, d.cli, d.remote.volume); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -368,440 +435,4 @@ func (d *Docker) Close(ctx context.Context) error {
 		d.cli.Close() // drops idle connections; the client stays usable
 	}
 	return errors.Join(errs...)
-}
-
-type dockerNode struct {
-	d        *Docker
-	spec     NodeSpec
-	dir      string
-	port     int
-	peerPort int
-	id       string // the server's container
-	ctr      testcontainers.Container
-	sandbox  string // the container holding the network namespace
-
-	mu     sync.Mutex // serialises Kill, Start and Signal
-	addrMu sync.Mutex // guards addr alone: Addr never waits for a Start
-	addr   string
-}
-
-func (n *dockerNode) Spec() NodeSpec  { return n.spec }
-func (n *dockerNode) Port() int       { return n.port }
-func (n *dockerNode) DataDir() string { return n.dir }
-
-// ContainerID is the docker id of the server's container.
-func (n *dockerNode) ContainerID() string { return n.id }
-
-// Addr is the node's IP on the run network (its sandbox's, so it stays for
-// the whole run) and its port. Start re-reads it all the same.
-func (n *dockerNode) Addr() string {
-	n.addrMu.Lock()
-	defer n.addrMu.Unlock()
-	return n.addr
-}
-
-func (n *dockerNode) setAddr(ip string) {
-	n.addrMu.Lock()
-	n.addr = net.JoinHostPort(ip, strconv.Itoa(n.port))
-	n.addrMu.Unlock()
-}
-
-// sandboxIP is the address of the node's sandbox on the run network.
-func (n *dockerNode) sandboxIP(ctx context.Context) (string, error) {
-	ins, err := n.d.cli.ContainerInspect(ctx, n.sandbox, client.ContainerInspectOptions{})
-	if err != nil {
-		return "", fmt.Errorf("docker: inspect sandbox of %s: %w", n.spec.Name, err)
-	}
-	c := ins.Container
-	if c.State == nil || !c.State.Running {
-		return "", fmt.Errorf("docker: the sandbox of node %s is not running", n.spec.Name)
-	}
-	if c.NetworkSettings == nil || c.NetworkSettings.Networks[n.d.netName] == nil || !c.NetworkSettings.Networks[n.d.netName].IPAddress.IsValid() {
-		return "", fmt.Errorf("docker: node %s has no address on network %s", n.spec.Name, n.d.netName)
-	}
-	return c.NetworkSettings.Networks[n.d.netName].IPAddress.String(), nil
-}
-
-// ready waits for the node to listen, refreshing its address. n.mu is held.
-func (n *dockerNode) ready(ctx context.Context) error {
-	ip, err := n.sandboxIP(ctx)
-	if err != nil {
-		return err
-	}
-	n.setAddr(ip)
-	addr := n.Addr()
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	exited := make(chan struct{})
-	wait := n.d.cli.ContainerWait(wctx, n.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-	go func() {
-		select {
-		case <-wait.Result:
-			close(exited)
-		case <-wait.Error:
-		}
-	}()
-	if err := waitListening(ctx, addr, exited, dockerStartWait); err != nil {
-		return fmt.Errorf("docker: node %s did not come up: %v%s", n.spec.Name, err, n.logs(ctx))
-	}
-	return nil
-}
-
-// logs returns the tail of the container's output, for error messages.
-func (n *dockerNode) logs(ctx context.Context) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	rc, err := n.ctr.Logs(ctx)
-	if err != nil {
-		return ""
-	}
-	defer rc.Close()
-	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
-	return "\n" + tail(b, 2000)
-}
-
-// Kill SIGKILLs the container's main process (the server) and waits for
-// the container to stop. The container and its data stay.
-func (n *dockerNode) Kill(ctx context.Context) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, dockerStopWait)
-	defer cancel()
-	wait := n.d.cli.ContainerWait(ctx, n.id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
-	if _, err := n.d.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: "KILL"}); err != nil {
-		if !cerrdefs.IsConflict(err) { // not running: nothing to kill
-			return fmt.Errorf("docker: kill %s: %w", n.spec.Name, err)
-		}
-	}
-	select {
-	case <-wait.Result:
-		return nil
-	case err := <-wait.Error:
-		return fmt.Errorf("docker: node %s did not die: %w", n.spec.Name, err)
-	}
-}
-
-// Start starts the node's container again, with the same data directory.
-func (n *dockerNode) Start(ctx context.Context) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.running(ctx) {
-		return fmt.Errorf("node %s is already running", n.spec.Name)
-	}
-	if err := n.ctr.Start(ctx); err != nil {
-		return fmt.Errorf("docker: start %s: %w", n.spec.Name, err)
-	}
-	return n.ready(ctx)
-}
-
-// Signal delivers sig to the server (the container's main process).
-func (n *dockerNode) Signal(ctx context.Context, sig syscall.Signal) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if _, err := n.d.cli.ContainerKill(ctx, n.id, client.ContainerKillOptions{Signal: strconv.Itoa(int(sig))}); err != nil {
-		if cerrdefs.IsConflict(err) {
-			return fmt.Errorf("node %s is not running", n.spec.Name)
-		}
-		return fmt.Errorf("docker: signal %v to %s: %w", sig, n.spec.Name, err)
-	}
-	return nil
-}
-
-// Running reports whether the container is running (a SIGSTOPped server
-// still is).
-func (n *dockerNode) Running() bool {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	return n.running(ctx)
-}
-
-func (n *dockerNode) running(ctx context.Context) bool {
-	ins, err := n.d.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
-	return err == nil && ins.Container.State != nil && ins.Container.State.Running
-}
-
-// CleanDocker removes every container and network labelled LabelApp=1,
-// whatever run made them (for `simulate clean` after a harness was killed).
-// It returns how many it removed.
-func CleanDocker(ctx context.Context) (int, error) {
-	return cleanDocker(ctx, LabelApp+"=1")
-}
-
-// cleanDocker removes the containers, then the networks, carrying label
-// (key=value).
-func cleanDocker(ctx context.Context, label string) (int, error) {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cli.Close()
-	removed := 0
-	var errs []error
-	f := make(client.Filters).Add("label", label)
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return 0, fmt.Errorf("docker: list containers: %w", err)
-	}
-	var servers, sandboxes []string
-	for _, c := range list.Items {
-		if ownerAlive(c.Labels[LabelOwner]) {
-			continue // a run still in progress
-		}
-		if c.Labels[labelRole] == roleSandbox {
-			sandboxes = append(sandboxes, c.ID)
-		} else {
-			servers = append(servers, c.ID)
-		}
-	}
-	rmErrs := removeContainers(ctx, cli, servers, sandboxes)
-	removed += len(servers) + len(sandboxes) - len(rmErrs)
-	errs = append(errs, rmErrs...)
-	nets, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
-	if err != nil {
-		return removed, errors.Join(append(errs, fmt.Errorf("docker: list networks: %w", err))...)
-	}
-	for _, nw := range nets.Items {
-		if ownerAlive(nw.Labels[LabelOwner]) {
-			continue
-		}
-		if err := removeNetwork(ctx, cli, nw.ID); err != nil {
-			errs = append(errs, err)
-		} else {
-			removed++
-		}
-	}
-	return removed, errors.Join(errs...)
-}
-
-// DockerAvailable reports whether a Docker engine answers within 2 s.
-func DockerAvailable(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	ch := make(chan bool, 1)
-	go func() {
-		cli, err := dockerClient(ctx)
-		if err != nil {
-			ch <- false
-			return
-		}
-		defer cli.Close()
-		_, err = cli.Ping(ctx, client.PingOptions{})
-		ch <- err == nil
-	}()
-	select {
-	case ok := <-ch:
-		return ok
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// EnsureImage builds the node image with cluster/image/build.sh (found from
-// the module root) when it is missing, or when the clock shim has been built
-// since the image was. The script's output goes to stderr.
-func EnsureImage(ctx context.Context) error {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return err
-	}
-	defer cli.Close()
-	img := dockerImage()
-	ins, err := cli.ImageInspect(ctx, img)
-	switch {
-	case err == nil:
-		hasShim := ins.Config != nil && ins.Config.Labels[labelImageShim] == "1"
-		if hasShim || !hostShimBuilt() {
-			return nil
-		}
-	case !cerrdefs.IsNotFound(err):
-		return fmt.Errorf("docker: inspect image %s: %w", img, err)
-	}
-	script, err := buildScript()
-	if err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, "bash", script)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	cmd.Env = append(os.Environ(), "LOCKFAULT_IMAGE="+img)
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("docker: build image %s with %s: %w", img, script, err)
-	}
-	return nil
-}
-
-// hostShimBuilt reports whether faults/clockshim/libclockshim.so exists
-// under the module root.
-func hostShimBuilt() bool {
-	root, err := moduleRoot()
-	if err != nil {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(root, "faults", "clockshim", "libclockshim.so"))
-	return err == nil
-}
-
-func buildScript() (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	p := filepath.Join(root, "cluster", "image", "build.sh")
-	if _, err := os.Stat(p); err != nil {
-		return "", fmt.Errorf("docker: image build script: %w", err)
-	}
-	return p, nil
-}
-
-// moduleRoot is the nearest directory at or above the working directory
-// holding go.mod.
-func moduleRoot() (string, error) {
-	dirs := shimDirs()
-	if len(dirs) > 0 {
-		d := dirs[len(dirs)-1]
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-	}
-	return "", errors.New("cannot find the lockfault module root (go.mod) from the working directory")
-}
-
-func dockerImage() string {
-	if s := os.Getenv("LOCKFAULT_IMAGE"); s != "" {
-		return s
-	}
-	return DockerImage
-}
-
-var quietOnce sync.Once
-
-// disableRyuk sets TESTCONTAINERS_RYUK_DISABLED=true unless it is set, and
-// refuses any other value: the reaper's image can't be pulled here.
-func disableRyuk() error {
-	v, ok := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED")
-	if !ok {
-		return os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
-	}
-	if v != "true" {
-		return fmt.Errorf("TESTCONTAINERS_RYUK_DISABLED=%q: the docker backend needs it to be \"true\" (Ryuk can't be pulled)", v)
-	}
-	return nil
-}
-
-// quietTestcontainers silences testcontainers' global logger (it prints a
-// banner on first connection) unless LOCKFAULT_DOCKER_VERBOSE is set.
-func quietTestcontainers() {
-	quietOnce.Do(func() {
-		if os.Getenv("LOCKFAULT_DOCKER_VERBOSE") == "" {
-			tclog.SetDefault(tclog.NewNoopLogger())
-		}
-	})
-}
-
-// dockerClient connects to the engine testcontainers would use.
-func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
-	if err := disableRyuk(); err != nil {
-		return nil, err
-	}
-	quietTestcontainers()
-	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("docker: %w", err)
-	}
-	return cli, nil
-}
-
-// removeContainers removes each group in turn, each group in parallel, and
-// returns one error per container it failed to remove.
-func removeContainers(ctx context.Context, cli client.APIClient, groups ...[]string) []error {
-	var errs []error
-	for _, ids := range groups {
-		seen := map[string]bool{}
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for _, id := range ids {
-			if id == "" || seen[id] {
-				continue
-			}
-			seen[id] = true
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if err := removeContainer(ctx, cli, id); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	return errs
-}
-
-func removeContainer(ctx context.Context, cli client.APIClient, id string) error {
-	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("docker: remove container %.12s: %w", id, err)
-	}
-	return nil
-}
-
-func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {
-	// Right after its containers are removed, the daemon may still count
-	// an endpoint of theirs (a start cut short by Ctrl-C): retry a while,
-	// at most networkRemoveRetry (a stale endpoint can outlive the daemon's
-	// own cleanup: then the error is reported).
-	ctx, cancel := context.WithTimeout(ctx, networkRemoveRetry)
-	defer cancel()
-	for {
-		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
-		if err == nil || cerrdefs.IsNotFound(err) {
-			return nil
-		}
-		if !strings.Contains(err.Error(), "active endpoints") {
-			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// dockerName keeps the characters docker allows in container names.
-func dockerName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	if b.Len() == 0 {
-		return "x"
-	}
-	return b.String()
-}
-
-// DockerLeftovers counts the containers and networks of one run that still
-// exist (tests use it to prove cleanup).
-func DockerLeftovers(ctx context.Context, runID string) (int, error) {
-	cli, err := dockerClient(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer cli.Close()
-	f := make(client.Filters).Add("label", LabelRun+"="+runID)
-	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
-	if err != nil {
-		return 0, err
-	}
-	nets, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
-	if err != nil {
-		return 0, err
-	}
-	return len(list.Items) + len(nets.Items), nil
 }

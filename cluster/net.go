@@ -14,14 +14,20 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// Net is the network layer: a real toxiproxy server embedded in the harness
-// (one per process) and driven only through its official HTTP client. Every
-// path to a node, client or peer, goes through one of its proxies, so
-// partitions and latency are toxiproxy operations.
+// Net is the network layer: real toxiproxy servers driven only through
+// their official HTTP client. Every path to a node, client or peer, goes
+// through one of their proxies, so partitions and latency are toxiproxy
+// operations. The server is embedded in the harness (one per process),
+// except for the proxies between nodes when the backend's nodes cannot reach
+// the harness (a remote Docker daemon): those are in a toxiproxy server the
+// backend runs beside its nodes (see NetFor).
 type Net struct {
-	Client *toxiclient.Client
-	host   string // address proxies listen on
-	prefix string // proxy names of this run start with it
+	Client *toxiclient.Client // the embedded server
+	host   string             // address its proxies listen on
+	prefix string             // proxy names of this run start with it
+
+	peer     *toxiclient.Client // the backend's server for peer proxies; nil: Client
+	peerHost string             // address its proxies listen on
 
 	mu      sync.Mutex
 	proxies map[string]*toxiclient.Proxy
@@ -63,7 +69,8 @@ func embeddedServer() (string, error) {
 }
 
 // NewNet connects to the embedded toxiproxy; proxies listen on host and are
-// named with the run's prefix.
+// named with the run's prefix. A backend whose nodes cannot reach the
+// harness needs NetFor.
 func NewNet(host, runID string) (*Net, error) {
 	addr, err := embeddedServer()
 	if err != nil {
@@ -72,15 +79,45 @@ func NewNet(host, runID string) (*Net, error) {
 	return &Net{Client: toxiclient.NewClient(addr), host: host, prefix: runID + ":", proxies: map[string]*toxiclient.Proxy{}}, nil
 }
 
+// peerServer is implemented by backends whose nodes cannot reach the
+// harness (the Docker backend with a remote daemon).
+type peerServer interface {
+	// peerToxiproxy returns the API address (reached from the harness) of
+	// a toxiproxy server beside the nodes, and the host its proxies listen
+	// on (reached from the nodes); ok is false when there is none.
+	peerToxiproxy() (api, host string, ok bool)
+}
+
+// NetFor connects to the toxiproxy servers for backend b's nodes: the
+// embedded one, its proxies listening on b.ProxyHost(), and the backend's own
+// for the peer proxies when it runs one. Proxies are named with the run's id.
+func NetFor(b Backend, runID string) (*Net, error) {
+	n, err := NewNet(b.ProxyHost(), runID)
+	if err != nil {
+		return nil, err
+	}
+	if ps, ok := b.(peerServer); ok {
+		if api, host, ok := ps.peerToxiproxy(); ok {
+			n.peer, n.peerHost = toxiclient.NewClient(api), host
+		}
+	}
+	return n, nil
+}
+
 // Proxy creates (or returns) the named proxy forwarding to upstream, on a
-// port of its own. Its listen address is stable for the whole run.
+// port of its own. Its listen address is stable for the whole run. A peer
+// proxy (see PeerProxy) is made on the backend's server when there is one.
 func (n *Net) Proxy(name, upstream string) (*toxiclient.Proxy, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if p, ok := n.proxies[name]; ok {
 		return p, nil
 	}
-	p, err := n.Client.CreateProxy(n.prefix+name, net.JoinHostPort(n.host, "0"), upstream)
+	cl, host := n.Client, n.host
+	if n.peer != nil && isPeerProxy(name) {
+		cl, host = n.peer, n.peerHost
+	}
+	p, err := cl.CreateProxy(n.prefix+name, net.JoinHostPort(host, "0"), upstream)
 	if err != nil {
 		return nil, fmt.Errorf("create proxy %s: %w", name, err)
 	}

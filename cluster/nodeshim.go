@@ -2,145 +2,57 @@ package cluster
 
 // The harness side of faults/clockshim, the LD_PRELOAD library a node runs
 // under when NodeSpec.ClockShim is set: moving the node's realtime clock,
-// and emulating a power loss from the shim's log of what was fsync'd.
+// and emulating a power loss from the shim's log of what was fsync'd. The
+// files themselves are read and written by package shimfile: here on the
+// harness's file system, or by lockfault-nodectl beside the node when its
+// files are elsewhere (a remote Docker daemon, see remoteShim).
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
-	"golang.org/x/sys/unix"
+	"github.com/lockfault/lockfault/cluster/shimfile"
 )
 
-// Files the shim uses in a node's data directory. The process backend points
-// LOCKFAULT_CLOCK_FILE at ClockFileName; the shim derives the fsync log's path
-// from its directory.
+// Files the shim uses in a node's data directory. The backends point
+// LOCKFAULT_CLOCK_FILE at ClockFileName; the shim derives the fsync log's
+// path from its directory.
 const (
-	ClockFileName = "clock-offset"
-	FsyncLogName  = "fsync.log"
+	ClockFileName = shimfile.ClockFileName
+	FsyncLogName  = shimfile.FsyncLogName
 )
 
-// clockFileSize is the size of the clock file: four 8-byte words, the layout
-// documented in faults/clockshim/clockshim.c:
-//
-//	0  int64  offset (ns) added to the realtime clock
-//	8  int64  drift (ns per second of CLOCK_MONOTONIC)
-//	16 int64  drift epoch (CLOCK_MONOTONIC ns at which the offset was word 0)
-//	24 uint64 seqlock counter, odd while the words change
-const clockFileSize = 32
+// What a power loss did to one file, and to a node.
+type (
+	PowerLossFile   = shimfile.File
+	PowerLossReport = shimfile.Report
+)
 
-// clockMu serialises the writers of every clock file in this process (the
-// seqlock admits one writer at a time).
-var clockMu sync.Mutex
-
-// clockFile is a clock file mapped shared with the nodes that read it. The
-// words are read and written with atomic operations on the mapping: a pwrite
-// is not guaranteed to reach the page in a single 8-byte store, and a torn
-// offset would make the node's clock jump anywhere.
-type clockFile struct {
-	mem []byte
+// remoteShim is implemented by nodes whose data directory is not on the
+// harness's file system (the Docker backend with a remote daemon): the shim's
+// files are handled by lockfault-nodectl run beside them, and the node's
+// processes are frozen and killed through the daemon.
+type remoteShim interface {
+	// nodectl runs lockfault-nodectl with args where the node's data
+	// directory is, and returns its output.
+	nodectl(ctx context.Context, args ...string) ([]byte, error)
+	// freezeKill freezes the node with every process it forked, at once,
+	// then kills them all and waits until they are gone; frozen runs
+	// meanwhile, from the moment they are frozen (their files are final).
+	freezeKill(ctx context.Context, frozen func() error) error
 }
 
-func (c *clockFile) word(i int) *int64 { return (*int64)(unsafe.Pointer(&c.mem[8*i])) }
-func (c *clockFile) seq() *uint64      { return (*uint64)(unsafe.Pointer(&c.mem[24])) }
-func (c *clockFile) close() error      { return syscall.Munmap(c.mem) }
+// nodectlLimit bounds one clock change on a remote node.
+const nodectlLimit = 30 * time.Second
 
-// openClockFile maps the clock file at path, creating it or growing it to
-// clockFileSize if needed. It never shrinks the file: a node maps it, and
-// reading a mapped page past the end of a file raises SIGBUS.
-func openClockFile(path string) (*clockFile, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() < clockFileSize {
-		if err := f.Truncate(clockFileSize); err != nil {
-			return nil, err
-		}
-	}
-	mem, err := syscall.Mmap(int(f.Fd()), 0, clockFileSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("map %s: %w", path, err)
-	}
-	return &clockFile{mem: mem}, nil
-}
-
-type clockWords struct{ offset, drift, epoch int64 }
-
-// load reads the words consistently (the seqlock's reader side).
-func (c *clockFile) load() clockWords {
-	for tries := 0; ; tries++ {
-		s1 := atomic.LoadUint64(c.seq())
-		w := clockWords{atomic.LoadInt64(c.word(0)), atomic.LoadInt64(c.word(1)), atomic.LoadInt64(c.word(2))}
-		if s2 := atomic.LoadUint64(c.seq()); (s1 == s2 && s1&1 == 0) || tries > 10000 {
-			return w
-		}
-	}
-}
-
-// store writes the words (the seqlock's writer side; hold clockMu).
-func (c *clockFile) store(w clockWords) {
-	atomic.AddUint64(c.seq(), 1)
-	atomic.StoreInt64(c.word(0), w.offset)
-	atomic.StoreInt64(c.word(1), w.drift)
-	atomic.StoreInt64(c.word(2), w.epoch)
-	atomic.AddUint64(c.seq(), 1)
-}
-
-// effective is the offset the shim applies at CLOCK_MONOTONIC time now,
-// computed as the shim computes it.
-func (w clockWords) effective(now int64) int64 {
-	if w.drift == 0 || now <= w.epoch {
-		return w.offset
-	}
-	el := now - w.epoch
-	// drift*el/1e9 without overflowing int64.
-	return w.offset + w.drift*(el/1e9) + w.drift*(el%1e9)/1e9
-}
-
-// monotonicNow is CLOCK_MONOTONIC in nanoseconds, the clock the shim's drift
-// runs on (shared by every process and container on the machine).
-func monotonicNow() (int64, error) {
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
-		return 0, err
-	}
-	return ts.Nano(), nil
-}
-
-func updateClock(n Node, f func(w clockWords, now int64) clockWords) error {
-	clockMu.Lock()
-	defer clockMu.Unlock()
-	c, err := openClockFile(filepath.Join(n.DataDir(), ClockFileName))
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	now, err := monotonicNow()
-	if err != nil {
-		return err
-	}
-	c.store(f(c.load(), now))
-	return nil
-}
+func clockPath(n Node) string { return filepath.Join(n.DataDir(), ClockFileName) }
 
 // SetClockOffset moves the node's realtime clock to real time + d, from now
 // on (a running node sees the change on its next clock read). A drift set by
@@ -148,63 +60,45 @@ func updateClock(n Node, f func(w clockWords, now int64) clockWords) error {
 // offset applies from its next start. The node must run with
 // NodeSpec.ClockShim; its monotonic clock is never moved.
 func SetClockOffset(n Node, d time.Duration) error {
-	return updateClock(n, func(w clockWords, now int64) clockWords {
-		return clockWords{offset: int64(d), drift: w.drift, epoch: now}
-	})
+	if r, ok := n.(remoteShim); ok {
+		return remoteClock(r, "clock-offset", clockPath(n), d)
+	}
+	return shimfile.SetOffset(clockPath(n), d)
 }
 
 // SetClockDrift makes the node's realtime clock gain perSecond (lose, if
 // negative) for every second that passes, starting from its current offset.
 // Zero stops the drift, keeping the offset reached.
 func SetClockDrift(n Node, perSecond time.Duration) error {
-	return updateClock(n, func(w clockWords, now int64) clockWords {
-		return clockWords{offset: w.effective(now), drift: int64(perSecond), epoch: now}
-	})
+	if r, ok := n.(remoteShim); ok {
+		return remoteClock(r, "clock-drift", clockPath(n), perSecond)
+	}
+	return shimfile.SetDrift(clockPath(n), perSecond)
+}
+
+func remoteClock(r remoteShim, cmd, path string, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), nodectlLimit)
+	defer cancel()
+	_, err := r.nodectl(ctx, cmd, path, strconv.FormatInt(d.Nanoseconds(), 10))
+	return err
 }
 
 // ClockOffset is the node's current clock offset (zero if never set).
 func ClockOffset(n Node) (time.Duration, error) {
-	path := filepath.Join(n.DataDir(), ClockFileName)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
+	if r, ok := n.(remoteShim); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), nodectlLimit)
+		defer cancel()
+		out, err := r.nodectl(ctx, "clock-get", clockPath(n))
+		if err != nil {
+			return 0, err
+		}
+		ns, err := strconv.ParseInt(string(bytes.TrimSpace(out)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("lockfault-nodectl clock-get: %q: %w", out, err)
+		}
+		return time.Duration(ns), nil
 	}
-	clockMu.Lock()
-	defer clockMu.Unlock()
-	c, err := openClockFile(path)
-	if err != nil {
-		return 0, err
-	}
-	defer c.close()
-	now, err := monotonicNow()
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(c.load().effective(now)), nil
-}
-
-// PowerLossFile is what a power loss did to one file.
-type PowerLossFile struct {
-	Path   string // relative to the node's data directory
-	Before int64  // size in the page cache when the power went
-	Kept   int64  // size on "disk": what the fsync log says was durable
-	Lost   int64  // Before - Kept
-	Synced bool   // whether any fsync of the file was recorded
-}
-
-// PowerLossReport says what a power loss cost a node.
-type PowerLossReport struct {
-	Node  string
-	Files []PowerLossFile
-	Lost  int64 // bytes, over all files
-}
-
-func (r PowerLossReport) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "power loss on %s: %d bytes lost", r.Node, r.Lost)
-	for _, f := range r.Files {
-		fmt.Fprintf(&b, "\n  %s: %d -> %d (lost %d, synced %v)", f.Path, f.Before, f.Kept, f.Lost, f.Synced)
-	}
-	return b.String()
+	return shimfile.Offset(clockPath(n))
 }
 
 // PowerLoss emulates pulling the plug on a node that runs with
@@ -249,143 +143,62 @@ func (r PowerLossReport) String() string {
 // durable at its kept size: what is left is now the disk's content, and a
 // later PowerLoss must not cut it again.
 func PowerLoss(ctx context.Context, n Node) (PowerLossReport, error) {
-	rep := PowerLossReport{Node: n.Spec().Name}
+	name := n.Spec().Name
+	rep := PowerLossReport{Node: name}
 	if !n.Spec().ClockShim {
-		return rep, fmt.Errorf("power loss on %s: the node does not run under the clock shim (NodeSpec.ClockShim), so nothing records what it fsync'd", rep.Node)
+		return rep, fmt.Errorf("power loss on %s: the node does not run under the clock shim (NodeSpec.ClockShim), so nothing records what it fsync'd", name)
 	}
-	if err := killNodeTree(ctx, n); err != nil {
-		return rep, fmt.Errorf("power loss on %s: %w", rep.Node, err)
+	var err error
+	if r, ok := n.(remoteShim); ok {
+		rep, err = remotePowerLoss(ctx, r, n)
+	} else {
+		if err := killNodeTree(ctx, n); err != nil {
+			return rep, fmt.Errorf("power loss on %s: %w", name, err)
+		}
+		rep, err = shimfile.CutToDurable(n.DataDir(), n.Spec().Args)
 	}
-
-	dir, err := filepath.EvalSymlinks(n.DataDir()) // the shim logs paths as the kernel resolves them
+	rep.Node = name
 	if err != nil {
-		return rep, err
-	}
-	logPath := filepath.Join(dir, FsyncLogName)
-	files, err := persistenceFiles(dir, n.Spec().Args)
-	if err != nil {
-		return rep, err
-	}
-	raw, err := os.ReadFile(logPath)
-	if errors.Is(err, fs.ErrNotExist) && len(files) > 0 {
-		// The shim creates the log when it starts: without one, nothing says
-		// what was durable, and cutting everything to zero would be a lie.
-		return rep, fmt.Errorf("power loss on %s: no fsync log %s (did the node run under the clock shim with this data directory?)", rep.Node, logPath)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return rep, err
-	}
-	durable := parseFsyncLog(raw)
-
-	var baseline bytes.Buffer
-	for _, rel := range files {
-		path := filepath.Join(dir, rel)
-		st, err := os.Stat(path)
-		if err != nil {
-			return rep, err
-		}
-		f := PowerLossFile{Path: rel, Before: st.Size()}
-		if d, ok := durable[path]; ok {
-			f.Synced = true
-			f.Kept = min(d, f.Before)
-		}
-		f.Lost = f.Before - f.Kept
-		if f.Lost > 0 {
-			if err := os.Truncate(path, f.Kept); err != nil {
-				return rep, err
-			}
-		}
-		rep.Files = append(rep.Files, f)
-		rep.Lost += f.Lost
-		fmt.Fprintf(&baseline, "F %d %s\n", f.Kept, path)
-	}
-	if err := os.WriteFile(logPath, baseline.Bytes(), 0o644); err != nil {
-		return rep, err
+		return rep, fmt.Errorf("power loss on %s: %w", name, err)
 	}
 	return rep, nil
 }
 
-// persistenceFiles lists, relative to dir, the files a power loss acts on.
-func persistenceFiles(dir string, args []string) ([]string, error) {
-	extra := map[string]bool{}
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == "--dbfilename" && args[i+1] != "" {
-			extra[filepath.Base(args[i+1])] = true
-		}
+// remotePowerLoss is PowerLoss on a node whose files are on a remote
+// daemon's host.
+func remotePowerLoss(ctx context.Context, r remoteShim, n Node) (PowerLossReport, error) {
+	var rep PowerLossReport
+	args := []string{"power-loss", n.DataDir()}
+	if db := dbfilename(n.Spec().Args); db != "" {
+		args = append(args, "--dbfilename", db)
 	}
-	isPersistence := func(name string) bool {
-		return extra[name] || strings.HasSuffix(name, ".aof") || strings.HasSuffix(name, ".rdb") || strings.HasSuffix(name, ".manifest")
-	}
-	var out []string
-	top, err := os.ReadDir(dir)
+	var out []byte
+	// The files are cut while the node is frozen and being killed: a kill
+	// through the daemon takes as long as the cut, and a faster power loss
+	// leaves the fault's timing closer to the other backends'.
+	err := r.freezeKill(ctx, func() error {
+		var err error
+		out, err = r.nodectl(ctx, args...)
+		return err
+	})
 	if err != nil {
-		return nil, err
+		return rep, err
 	}
-	for _, e := range top {
-		switch {
-		case e.Type().IsRegular() && isPersistence(e.Name()):
-			out = append(out, e.Name())
-		case e.IsDir():
-			sub, err := os.ReadDir(filepath.Join(dir, e.Name()))
-			if err != nil {
-				return nil, err
-			}
-			for _, s := range sub {
-				if s.Type().IsRegular() && isPersistence(s.Name()) {
-					out = append(out, filepath.Join(e.Name(), s.Name()))
-				}
-			}
-		}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return rep, fmt.Errorf("lockfault-nodectl power-loss: %w: %q", err, out)
 	}
-	sort.Strings(out)
-	return out, nil
+	return rep, nil
 }
 
-// parseFsyncLog replays the shim's log (format in clockshim.c) into the
-// durable size of each path. A torn last line (the writer was killed) is
-// ignored.
-func parseFsyncLog(raw []byte) map[string]int64 {
-	durable := map[string]int64{}
-	raw = raw[:bytes.LastIndexByte(raw, '\n')+1] // drop a torn last line
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if len(line) < 3 || line[1] != ' ' {
-			continue
-		}
-		rest := line[2:]
-		switch line[0] {
-		case 'F', 'T':
-			sizeStr, path, ok := strings.Cut(rest, " ")
-			size, err := strconv.ParseInt(sizeStr, 10, 64)
-			if !ok || err != nil {
-				continue
-			}
-			d, had := durable[path]
-			if line[0] == 'F' {
-				// Synced up to size: sizes only grow between truncations,
-				// and two syncs of one file may log out of order.
-				durable[path] = max(d, size)
-			} else if had && size < d {
-				// Cut below what was durable: the cut part is gone.
-				durable[path] = size
-			}
-		case 'R':
-			oldPath, newPath, ok := strings.Cut(rest, "\t")
-			if !ok {
-				continue
-			}
-			if d, had := durable[oldPath]; had {
-				durable[newPath] = d
-			} else {
-				delete(durable, newPath)
-			}
-			delete(durable, oldPath)
-		case 'U':
-			delete(durable, rest)
+// dbfilename is the last --dbfilename among a node's arguments ("" if none).
+func dbfilename(args []string) string {
+	db := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--dbfilename" {
+			db = args[i+1]
 		}
 	}
-	return durable
+	return db
 }
 
 // killNodeTree stops the node and every process it forked at once (SIGSTOP

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster/shimfile"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -622,7 +623,7 @@ func TestKillLosesNothingUnderEverysec(t *testing.T) {
 		t.Fatal(err)
 	}
 	unsynced := int64(0)
-	for path, size := range parseFsyncLog(raw) {
+	for path, size := range shimfile.ParseFsyncLog(raw) {
 		if st, err := os.Stat(path); err == nil && strings.HasSuffix(path, ".incr.aof") {
 			unsynced += st.Size() - size
 		}
@@ -638,23 +639,4 @@ func TestKillLosesNothingUnderEverysec(t *testing.T) {
 		t.Fatalf("kill -9 lost acknowledged writes: %d of %d survived", k, burst)
 	}
 	t.Logf("kill -9 with %d unsynced bytes in the AOF lost nothing", unsynced)
-}
-
-func TestParseFsyncLog(t *testing.T) {
-	log := "F 10 /d/a\n" +
-		"F 30 /d/a\n" +
-		"F 20 /d/a\n" + // out of order: the larger size stands
-		"F 5 /d/tmp\n" +
-		"R /d/tmp\t/d/b\n" + // follows the rename
-		"T 4 /d/b\n" + // a cut below the durable size
-		"F 7 /d/c\n" +
-		"U /d/c\n" +
-		"R /d/never\t/d/a2\n" +
-		"F 9 /d/with space\n" +
-		"F 99 /d/to"
-	got := parseFsyncLog([]byte(log))
-	want := map[string]int64{"/d/a": 30, "/d/b": 4, "/d/with space": 9}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("parseFsyncLog = %v, want %v", got, want)
-	}
 }

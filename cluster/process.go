@@ -363,11 +363,23 @@ func FreePort(host string) (int, error) {
 // waitListening polls until addr accepts connections, the process exits or
 // the timeout passes.
 func waitListening(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
+	return pollReady(ctx, exited, timeout, 10*time.Millisecond, func() error {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return fmt.Errorf("%s not listening: %w", addr, err)
+		}
+		c.Close()
+		return nil
+	})
+}
+
+// pollReady calls ready every interval until it returns nil, the process
+// exits or the timeout passes (then it returns ready's last error).
+func pollReady(ctx context.Context, exited <-chan struct{}, timeout, interval time.Duration, ready func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		err := ready()
 		if err == nil {
-			c.Close()
 			return nil
 		}
 		select {
@@ -375,10 +387,10 @@ func waitListening(ctx context.Context, addr string, exited <-chan struct{}, tim
 			return fmt.Errorf("process exited")
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		case <-time.After(interval):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not listening after %v: %v", addr, timeout, err)
+			return fmt.Errorf("after %v: %w", timeout, err)
 		}
 	}
 }

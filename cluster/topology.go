@@ -198,7 +198,7 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 	peers := make([]string, total)
 	for i := 0; i < total; i++ {
 		m := c.Member(fmt.Sprintf("n%d", i+1))
-		p, err := c.Net.Proxy(PeerProxy(m.Name), m.Node.Addr())
+		p, err := c.Net.Proxy(PeerProxy(m.Name), peerAddr(m.Node))
 		if err != nil {
 			return err
 		}
@@ -247,7 +247,22 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 }
 
 // PeerProxy names the proxy replicas and Sentinels use to reach a node.
-func PeerProxy(node string) string { return "peer>" + node }
+func PeerProxy(node string) string { return peerProxyPrefix + node }
+
+const peerProxyPrefix = "peer>"
+
+// isPeerProxy reports whether a proxy name is one of PeerProxy's.
+func isPeerProxy(name string) bool { return strings.HasPrefix(name, peerProxyPrefix) }
+
+// peerAddr is where the other nodes reach n: its PeerAddr when it has one
+// (a Docker node: its address on the run network, which a remote daemon's
+// harness does not reach), else Addr.
+func peerAddr(n Node) string {
+	if p, ok := n.(interface{ PeerAddr() string }); ok {
+		return p.PeerAddr()
+	}
+	return n.Addr()
+}
 
 // ClientProxy names the proxy a client uses to reach a node.
 func ClientProxy(client, node string) string { return client + ">" + node }
@@ -410,11 +425,16 @@ func (c *Cluster) Restart(ctx context.Context, m *Member) error {
 	return nil
 }
 
-// Repoint sets every proxy in front of m to m's current address.
+// Repoint sets every proxy in front of m to m's current address (its peer
+// address for the peer proxy).
 func (c *Cluster) Repoint(m *Member) error {
 	for _, name := range c.Net.Names("") {
 		if strings.HasSuffix(name, ">"+m.Name) {
-			if err := c.Net.SetUpstream(name, m.Node.Addr()); err != nil {
+			upstream := m.Node.Addr()
+			if isPeerProxy(name) {
+				upstream = peerAddr(m.Node)
+			}
+			if err := c.Net.SetUpstream(name, upstream); err != nil {
 				return err
 			}
 		}

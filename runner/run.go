@@ -242,7 +242,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	if r.subject.External() {
 		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
 	}
-	nw, err := cluster.NewNet(backend.ProxyHost(), r.id)
+	nw, err := cluster.NetFor(backend, r.id)
 	if err != nil {
 		backend.Close(context.Background())
 		return err

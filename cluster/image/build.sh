@@ -13,9 +13,18 @@
 #   plus the dynamic loader
 #   /lockfault/libclockshim.so  when faults/clockshim/libclockshim.so has been
 #                               built (`make shim`), with its libraries
+#   /usr/bin/toxiproxy-server   the real toxiproxy server, built with `go build`
+#                               from the module cache (the version go.mod
+#                               requires): the Docker backend runs it inside the
+#                               run's network when the daemon is remote
+#   /usr/bin/lockfault-nodectl  cluster/image/nodectl, which drives the node
+#                               shim's files inside a container (remote daemon)
+#   (both static, CGO_ENABLED=0; skipped with a warning when go is absent)
 #   a minimal /etc/passwd and /etc/group, and /tmp (mode 1777)
 # Labels: lockfault.image=1, lockfault.clockshim=1|0 (the docker backend
-# refuses ClockShim nodes on an image without the shim), lockfault.inputs.
+# refuses ClockShim nodes on an image without the shim), lockfault.toxiproxy
+# and lockfault.nodectl =1|0 (a remote daemon needs both),
+# lockfault.layout=2 (what goes in, as listed here), lockfault.inputs.
 #
 # Missing binaries can be installed with
 #   apt-get install -y redis-server redis-sentinel etcd-server
@@ -62,6 +71,26 @@ redis="$(find_bin redis-server || true)"
 etcd="$(find_bin etcd || true)"
 shim="$root/faults/clockshim/libclockshim.so"
 
+# Scratch space for the Go binaries, removed on exit (with the build context).
+work="$(mktemp -d "${TMPDIR:-/tmp}/lockfault-image-XXXXXX")"
+ctx="$work/context"
+trap 'rm -rf "$work"' EXIT
+
+# The Go binaries: built first, so that their digests feed the image's.
+toxiproxy=""
+nodectl=""
+if command -v go >/dev/null; then
+	say "building toxiproxy-server and lockfault-nodectl with $(go version | cut -d' ' -f3)"
+	(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/toxiproxy-server" github.com/Shopify/toxiproxy/v2/cmd/server) ||
+		die "go build of toxiproxy-server failed"
+	(cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$work/lockfault-nodectl" ./cluster/image/nodectl) ||
+		die "go build of lockfault-nodectl failed"
+	toxiproxy="$work/toxiproxy-server"
+	nodectl="$work/lockfault-nodectl"
+else
+	warn "go not found: image has no toxiproxy-server or lockfault-nodectl (a remote Docker daemon needs both)"
+fi
+
 want_version="${IMAGE##*:}"
 have_version="$("$redis" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
 if [[ "$have_version" != "$want_version" ]]; then
@@ -73,6 +102,10 @@ files=("$redis")
 [[ -n "$etcd" ]] && files+=("$etcd") || warn "etcd not found: image has no etcd (apt-get install -y etcd-server)"
 has_shim=0
 [[ -f "$shim" ]] && { files+=("$shim"); has_shim=1; } || say "no clock shim at $shim: image has no /lockfault/libclockshim.so"
+has_toxiproxy=0
+has_nodectl=0
+[[ -n "$toxiproxy" ]] && { files+=("$toxiproxy"); has_toxiproxy=1; }
+[[ -n "$nodectl" ]] && { files+=("$nodectl"); has_nodectl=1; }
 
 # Shared libraries and loader, from ldd.
 libs() {
@@ -96,7 +129,7 @@ done
 
 # Digest of every input, so an unchanged image is not rebuilt.
 digest="$( { printf '%s\n' "$IMAGE" "$(sed -n '/^### dockerfile/,$p' "${BASH_SOURCE[0]}")";
-	for f in "${files[@]}" "${liblist[@]}"; do printf '%s ' "$f"; sha256sum <"$(readlink -f "$f")"; done; } | sha256sum | cut -c1-32)"
+	for f in "${files[@]}" "${liblist[@]}"; do printf '%s ' "${f#"$work"/}"; sha256sum <"$(readlink -f "$f")"; done; } | sha256sum | cut -c1-32)"
 
 if [[ "${LOCKFAULT_IMAGE_REBUILD:-}" != 1 ]]; then
 	current="$(docker image inspect --format '{{ index .Config.Labels "lockfault.inputs" }}' "$IMAGE" 2>/dev/null || true)"
@@ -107,8 +140,6 @@ if [[ "${LOCKFAULT_IMAGE_REBUILD:-}" != 1 ]]; then
 	[[ -n "$current" ]] && say "$IMAGE exists but its inputs changed: rebuilding"
 fi
 
-ctx="$(mktemp -d "${TMPDIR:-/tmp}/lockfault-image-XXXXXX")"
-trap 'rm -rf "$ctx" "$ctx.log"' EXIT
 rootfs="$ctx/rootfs"
 mkdir -p "$rootfs"/{usr/bin,etc,tmp,lockfault}
 chmod 1777 "$rootfs/tmp"
@@ -127,6 +158,11 @@ fi
 if [[ -f "$shim" ]]; then
 	copy "$shim" /lockfault/libclockshim.so
 	say "added /lockfault/libclockshim.so ($shim)"
+fi
+if [[ -n "$toxiproxy" ]]; then
+	copy "$toxiproxy" /usr/bin/toxiproxy-server
+	copy "$nodectl" /usr/bin/lockfault-nodectl
+	say "added /usr/bin/toxiproxy-server ($(cd "$root" && go list -m -f '{{.Path}} {{.Version}}' github.com/Shopify/toxiproxy/v2)) and /usr/bin/lockfault-nodectl"
 fi
 for l in "${liblist[@]}"; do
 	copy "$l" "$l"
@@ -147,19 +183,17 @@ cat >"$ctx/Dockerfile" <<EOF
 FROM scratch
 COPY rootfs/ /
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-LABEL lockfault.image=1 lockfault.inputs=$digest lockfault.redis=$have_version lockfault.clockshim=$has_shim
+LABEL lockfault.image=1 lockfault.layout=2 lockfault.inputs=$digest lockfault.redis=$have_version lockfault.clockshim=$has_shim lockfault.toxiproxy=$has_toxiproxy lockfault.nodectl=$has_nodectl
 WORKDIR /tmp
 ENTRYPOINT ["redis-server"]
 EOF
 
 say "building $IMAGE from $ctx"
 # The classic builder needs no BuildKit/buildx and pulls nothing for FROM scratch.
-if ! DOCKER_BUILDKIT=0 docker build --force-rm -t "$IMAGE" "$ctx" >"$ctx.log" 2>&1; then
-	cat "$ctx.log" >&2
-	rm -f "$ctx.log"
+if ! DOCKER_BUILDKIT=0 docker build --force-rm -t "$IMAGE" "$ctx" >"$work/build.log" 2>&1; then
+	cat "$work/build.log" >&2
 	die "docker build failed"
 fi
-rm -f "$ctx.log"
 say "built $IMAGE ($(docker image inspect --format '{{.Id}} {{.Size}} bytes' "$IMAGE"))"
 # A rebuild leaves the previous image untagged; drop dangling lockfault images.
 dangling="$(docker images -q --filter dangling=true --filter label=lockfault.image=1)"
