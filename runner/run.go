@@ -242,6 +242,10 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	if r.subject.External() {
 		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
 	}
+	if err := r.supported(backend); err != nil {
+		backend.Close(context.Background())
+		return err
+	}
 	nw, err := cluster.NetFor(backend, r.id)
 	if err != nil {
 		backend.Close(context.Background())
@@ -349,6 +353,28 @@ func (r *run) recoverInto(cancel func()) {
 		r.protocolError(fmt.Sprintf("panic: %v", p))
 		cancel()
 	}
+}
+
+// supported refuses, before any node starts, a fault the backend cannot
+// inject (a clock fault on nodes without the clock shim, a power loss a
+// remote daemon cannot freeze), naming the step.
+func (r *run) supported(b cluster.Backend) error {
+	for _, st := range r.sc.Nemesis.Steps {
+		if st.Fault == "" {
+			continue
+		}
+		if err := b.Supports(st.Fault); err != nil {
+			return fmt.Errorf("%s:%d: step %q: the %s backend cannot inject it: %w", r.sc.File, st.Line, st.String(), b.Name(), err)
+		}
+	}
+	if rn := r.sc.Nemesis.Random; rn != nil {
+		for _, f := range rn.Faults {
+			if err := b.Supports(f); err != nil {
+				return fmt.Errorf("%s:%d: random fault %s: the %s backend cannot inject it: %w", r.sc.File, rn.Line, f, b.Name(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // needsShim: clock and power-loss faults need the node shim preloaded.

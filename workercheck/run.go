@@ -124,8 +124,8 @@ func Run(ctx context.Context, argv []string, opts Options) (rep *Report, err err
 		}
 		if c.ID == idDescribe {
 			described = res.Status == StatusOK
-			e.srv.needs = e.ready.Needs
-			rep.Lock, rep.Needs, rep.Caps, rep.Failpoints, rep.Version = e.ready.Lock, e.ready.Needs, e.ready.Caps, e.ready.Failpoints, e.ready.Version
+			e.srv.needs = string(e.ready.Needs)
+			rep.Lock, rep.Needs, rep.Caps, rep.Failpoints, rep.Version = e.ready.Lock, string(e.ready.Needs), e.ready.Caps, e.ready.Failpoints, e.ready.Version
 			if !opts.selected(c.ID) && res.Status == StatusOK {
 				continue
 			}

@@ -31,6 +31,7 @@ var commands = []command{
 	{"campaign", "-def FILE | -locks ...", "many runs: locks × properties, scenarios or hunt seeds × repetitions, as rates; -shard i/N runs a slice; -emit k8s", cmdCampaign},
 	{"merge", "SHARD-DIR...", "combine a campaign's shards into one result (campaign.json, campaign.md, junit.xml)", cmdMerge},
 	{"serve", "[reports-dir]", "serve the reports folder's index.html on loopback", cmdServe},
+	{"worker-check", "-worker CMD", "hold a worker to every rule of the worker protocol (docs/PROTOCOL.md)", cmdWorkerCheck},
 	{"list", "", "list scenarios, locks and faults", cmdList},
 	{"clean", "", "remove containers, networks and temp dirs left by killed runs (only lockfault's own)", cmdClean},
 }
