@@ -102,11 +102,13 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 			flagged[c.Cycle] = true
 		}
 	}
+	sections := sectionsByCycle(in.events, starts)
 	for _, c := range ev.Cycles[1:] {
-		var g, s, x, r int
+		var g, x, r int
 		for _, k := range c.Keys {
-			g, s, x, r = g+k.Grants, s+k.CriticalSections, x+k.ExtendsAttempted, r+k.Renewals
+			g, x, r = g+k.Grants, x+k.ExtendsAttempted, r+k.Renewals
 		}
+		s := sections[c.Cycle]
 		sum.Cycles++
 		sum.Grants += g
 		sum.Sections += s
@@ -130,6 +132,28 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 		out = append(out, Finding{Class: ClassUnknown, From: at, To: at, Cycle: c.Cycle, Detail: why})
 	}
 	return out, sum
+}
+
+// sectionsByCycle counts the critical sections that completed, each in the
+// cycle it began in (a section cut at the next cycle's quiesce still
+// exercised the cycle it started in).
+func sectionsByCycle(events []history.Event, starts []int64) map[int]int {
+	began := map[int64]int64{}
+	n := map[int]int{}
+	for _, e := range events {
+		if e.Op != history.OpCS {
+			continue
+		}
+		switch e.Kind {
+		case history.Invoke:
+			began[e.OpID] = e.Time
+		case history.OK:
+			if t, ok := began[e.OpID]; ok {
+				n[cycleOf(starts, t)]++
+			}
+		}
+	}
+	return n
 }
 
 // afterFault lists the events required after the cycle's first fault that

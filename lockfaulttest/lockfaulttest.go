@@ -214,7 +214,7 @@ func (o Options) resolve(lock string, short bool) (suite.Options, error) {
 	if err := so.Check(); err != nil {
 		return suite.Options{}, fmt.Errorf("Options: %v", err)
 	}
-	return so, nil
+	return so.WithDefaults(), nil
 }
 
 // Run runs every property of the suite against the lock, each as a

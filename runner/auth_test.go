@@ -41,7 +41,11 @@ func runWithPassword(t *testing.T, name, lock, backend string) *Outcome {
 	}
 	sc.Topology.Password = genPassword()
 	opt := Options{Backend: cluster.BackendKind(backend), ReportsDir: t.TempDir()}
-	p := plan(t, sc, builtIn(t, lock), Overrides{Cycles: 2})
+	var subj *Subject
+	if lock != "" {
+		subj = builtIn(t, lock)
+	}
+	p := plan(t, sc, subj, Overrides{Cycles: 2})
 	sc = p.Scenario
 	out, err := Run(context.Background(), p, opt)
 	if err != nil {

@@ -68,7 +68,8 @@ func (o Options) Check() error {
 	return err
 }
 
-func (o Options) withDefaults() Options {
+// WithDefaults fills the defaults of options left zero.
+func (o Options) WithDefaults() Options {
 	if o.Parallel < 1 {
 		o.Parallel = DefaultParallel
 	}
@@ -238,7 +239,7 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 	if err := opt.Check(); err != nil {
 		return nil, "", err
 	}
-	opt = opt.withDefaults()
+	opt = opt.WithDefaults()
 	apply, notClaimed, err := Select(subj.Info, opt.Only, opt.Skip)
 	if err != nil {
 		return nil, "", err
