@@ -187,6 +187,11 @@ type Options struct {
 	// skips such a property when it is violated, saying why and what was
 	// observed, instead of failing it; if it holds, it passes.
 	KnownViolations map[string]string
+	// Extra are saved scenario files or folders (a hunt's minimal.yaml:
+	// `simulate hunt` leaves them) run beside the properties, each a
+	// subtest extra/<scenario name> that passes when the run is safe: a
+	// finding kept as a regression test.
+	Extra []string
 }
 
 // resolve checks the options and turns them into the suite's.
@@ -209,8 +214,12 @@ func (o Options) resolve(lock string, short bool) (suite.Options, error) {
 			return suite.Options{}, fmt.Errorf("Options.KnownViolations: %q is not a property of the suite (properties: %s)", name, strings.Join(suite.Names(), ", "))
 		}
 	}
+	extra, err := suite.LoadExtra(o.Extra)
+	if err != nil {
+		return suite.Options{}, fmt.Errorf("Options.Extra: %v", err)
+	}
 	so := suite.Options{Run: runner.Options{Backend: b, ReportsDir: o.ReportsDir}, Cycles: o.Cycles, Parallel: o.Parallel,
-		Only: o.Only, Skip: o.Skip, Short: o.Short || short, Timeout: o.Timeout}
+		Only: o.Only, Skip: o.Skip, Short: o.Short || short, Timeout: o.Timeout, Extra: extra}
 	if err := so.Check(); err != nil {
 		return suite.Options{}, fmt.Errorf("Options: %v", err)
 	}
@@ -248,6 +257,14 @@ func Run(t *testing.T, def LockDef, opts Options) {
 			ctx, cancel := context.WithTimeout(context.Background(), so.Timeout)
 			defer cancel()
 			report(t, suite.RunProperty(ctx, p, subj, so), opts)
+		})
+	}
+	for _, e := range so.Extra {
+		t.Run(e.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), so.Timeout)
+			defer cancel()
+			report(t, suite.RunExtra(ctx, e, subj, so), opts)
 		})
 	}
 }

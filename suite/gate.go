@@ -47,6 +47,14 @@ func Gate(c *card.Card, subj runner.Subject, base *card.Baseline, baselinePath s
 	} else if c.Count(card.Violated) > 0 {
 		code = ExitDiffers
 	}
+	if base == nil {
+		for _, r := range c.Rows {
+			if IsExtra(r.Property) && r.Outcome != card.Held {
+				fmt.Fprintf(&b, "saved scenario %s: %s\n", r.Property, r.Summary())
+				code = max(code, ExitDiffers)
+			}
+		}
+	}
 	if c.Count(card.HarnessError) > 0 {
 		code = ExitHarness
 	}

@@ -51,6 +51,9 @@ type Options struct {
 	// Timeout bounds each property's run (default Timeout); a run cut
 	// short is a harness error.
 	Timeout time.Duration
+	// Extra are saved scenarios (LoadExtra) that run beside the
+	// properties, each a row extra/<name> (RunExtra).
+	Extra []Extra
 }
 
 // Check validates the options before anything starts: bounds, and that
@@ -134,15 +137,21 @@ func anyMatch(name string, pats []string) bool {
 // as a path under opt.Run.ReportsDir. It never returns a "not claimed" row:
 // the caller has already decided that the property applies.
 func RunProperty(ctx context.Context, p Property, subj runner.Subject, opt Options) card.Row {
-	started := time.Now()
 	row := card.Row{Property: p.Name, Explanation: p.Explanation, Scenario: p.Scenario}
+	sc, err := p.LoadFor(subj.Info)
+	if err != nil {
+		row.Outcome, row.Finding = card.HarnessError, oneLine(err.Error())
+		return row
+	}
+	return runRow(ctx, row, sc, subj, opt)
+}
+
+// runRow runs a row's scenario against the subject and judges it.
+func runRow(ctx context.Context, row card.Row, sc *scenarios.Scenario, subj runner.Subject, opt Options) card.Row {
+	started := time.Now()
 	fail := func(err error) card.Row {
 		row.Outcome, row.Finding, row.Duration = card.HarnessError, oneLine(err.Error()), time.Since(started)
 		return row
-	}
-	sc, err := p.LoadFor(subj.Info)
-	if err != nil {
-		return fail(err)
 	}
 	ov := runner.Overrides{Cycles: opt.Cycles}
 	if opt.Short && ov.Cycles == 0 {
@@ -253,7 +262,7 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}
-	total := len(apply) + len(notClaimed)
+	total := len(apply) + len(notClaimed) + len(opt.Extra)
 	var mu sync.Mutex
 	emit := func(r card.Row) {
 		mu.Lock()
@@ -286,6 +295,23 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 			pctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 			defer cancel()
 			emit(RunProperty(pctx, p, subj, po))
+		}()
+	}
+	for _, e := range opt.Extra {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			emit(card.Row{Property: e.Name, Scenario: e.Path, Outcome: card.HarnessError, Finding: "not run: the suite was interrupted"})
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			pctx, cancel := context.WithTimeout(ctx, opt.Timeout)
+			defer cancel()
+			emit(RunExtra(pctx, e, subj, po))
 		}()
 	}
 	wg.Wait()

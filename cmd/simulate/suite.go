@@ -43,6 +43,7 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	baseline := f.String("baseline", "", "compare with this baseline: exit 1 when a property that held now fails")
 	writeBaseline := f.String("write-baseline", "", "write this run's outcomes to this baseline file")
 	listOnly := f.Bool("list", false, "list the properties (with -lock: which apply) and exit")
+	extra := f.String("extra", "", "comma-separated scenario files or folders (a hunt's finding: reports/hunt/...) to run beside the properties, each a row extra/<name> that holds when the run is safe")
 	verbose := f.Bool("v", false, "print each run's progress lines")
 	if code, ok := f.noArgs(args); !ok {
 		return code
@@ -55,10 +56,13 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	if *listOnly {
 		return listProperties(f, *lock, stdout)
 	}
+	var err error
+	if opt.Extra, err = suite.LoadExtra(list(*extra)); err != nil { // read before anything starts
+		return f.fail("%v", err)
+	}
 	var base *card.Baseline
-	if *baseline != "" { // read before anything starts
-		var err error
-		if base, err = card.ReadBaseline(*baseline, func(p string) bool { _, ok := suite.Lookup(p); return ok }); err != nil {
+	if *baseline != "" {
+		if base, err = card.ReadBaseline(*baseline, func(p string) bool { _, ok := suite.Lookup(p); return ok || suite.IsExtra(p) }); err != nil {
 			fmt.Fprintln(stderr, err)
 			return 2
 		}
