@@ -78,7 +78,7 @@ type EvidenceSummary struct {
 // Text is the summary in one line: "3 of 3 cycles with evidence (≥1 grant,
 // ≥1 critical section per cycle), 41 critical sections".
 func (s EvidenceSummary) Text() string {
-	return fmt.Sprintf("%d of %d cycles with evidence (%s), %d grants, %d critical sections", s.Shown, s.Cycles, s.Required, s.Grants, s.Sections)
+	return fmt.Sprintf("%d of %d cycles with evidence (%s), %s, %s", s.Shown, s.Cycles, s.Required, plural(s.Grants, "grant"), plural(s.Sections, "critical section"))
 }
 
 // evidencePass finds the clients whose worker died on its own (ClassDied),
@@ -214,4 +214,11 @@ func ValidAfterFault(w string) error {
 		return fmt.Errorf("%q is not allowed (allowed: %s)", w, strings.Join(AfterFaultWords, ", "))
 	}
 	return nil
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

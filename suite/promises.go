@@ -78,6 +78,12 @@ var violations = map[string]map[string]string{
 	"redsync": {
 		"clock/masters-jump": mastersClock,
 	},
+	"gocron-redis-lock": {
+		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
+		"failover/async-replica": asyncFailover,
+		"failover/sentinel":      sentinelFailover,
+	},
 	"redislock": {
 		"clock/node-jump":        nodeClock,
 		"clock/node-drift":       nodeDrift,
