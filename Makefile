@@ -5,7 +5,7 @@
 #   make claims                          the whole catalogue -> claims.md, claims.png
 #   make suite lock=single               one lock's report card (the property suite)
 #   make suite worker='CMD'              the card of the lock an external worker declares
-#   make cards                           every built-in lock's card -> cards.md, cards.png
+#   make cards                           every lock's card -> cards.md, cards.png, docs/CARDS.md
 #   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
 #   make bench-scenarios                 wall time of master-failover and of the single and redlock suites (both backends)
 #   make bench-claims                    the same plus the wall time of the whole catalogue
@@ -85,10 +85,19 @@ claims: build image
 suite: build image
 	./$(BIN) suite $(if $(worker),-worker '$(worker)',-lock $(lock)) -backend $(backend) $(ARGS)
 
-# Every built-in lock's card, redis-py's through its external worker, and
-# the lock × property table (cards.md, cards.png).
+# Every lock lockfault ships (its own, and the Go libraries' through
+# lockfault-ext), every Python and PHP library through its worker, and the
+# lock × property table (cards.md, cards.png, linking every report), and
+# docs/CARDS.md (what was measured, with versions, linking nothing).
+WORKERS := '/usr/bin/python3 examples/python-redis/worker.py' \
+	'/usr/bin/python3 examples/python-redis/worker_asyncio.py' \
+	'/usr/bin/python3 examples/python-tooz/worker.py' \
+	'/usr/bin/php examples/php-malkusch/worker.php' \
+	'/usr/bin/php examples/php-symfony/worker.php' \
+	'/usr/bin/php examples/php-symfony/worker_combined.php' \
+	'/usr/bin/php examples/php-laravel/worker.php'
 cards: build image
-	./$(BIN) cards -backend $(backend) -parallel 2 $(if $(wildcard examples/python-redis/worker.py),-worker '/usr/bin/python3 examples/python-redis/worker.py') $(ARGS)
+	./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md $(foreach w,$(WORKERS),-worker $(w)) $(ARGS)
 
 # Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
 # measured in the same run (ratio). Benchmarks only: nothing here is timed

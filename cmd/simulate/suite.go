@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -151,6 +152,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	done := suiteFlags(f, &opt)
 	locks := f.String("locks", "", "comma-separated locks (default: every lock lockfault ships)")
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
+	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
 	var workers []string
 	f.Func("worker", "also the lock of this external worker (repeatable; see simulate suite -worker)", func(s string) error {
 		workers = append(workers, s)
@@ -194,6 +196,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return f.fail("%v", err)
+	}
+	if *summary != "" {
+		if err := reports.WriteCardsSummary(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
+			return f.fail("-summary: %v", err)
+		}
 	}
 	fmt.Fprintf(stdout, "%d cards, %d outcome(s) differ from the promise table; wrote %s and %s\n", len(res.Cards), len(res.Differ), *md, strings.TrimSuffix(*md, ".md")+".png")
 	return res.Exit()
