@@ -6,6 +6,7 @@
 #   make suite lock=single               one lock's report card (the property suite)
 #   make suite worker='CMD'              the card of the lock an external worker declares
 #   make cards                           every lock's card -> cards.md, cards.png, docs/CARDS.md
+#   make rates                           every lock × property × 20, sharded locally -> docs/RATES.md
 #   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
 #   make bench-scenarios                 wall time of master-failover and of the single and redlock suites (both backends)
 #   make bench-claims                    the same plus the wall time of the whole catalogue
@@ -23,7 +24,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build ext shim image scenario test claims suite cards bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps build ext shim image scenario test claims suite cards rates bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
@@ -98,6 +99,18 @@ WORKERS := '/usr/bin/python3 examples/python-redis/worker.py' \
 	'/usr/bin/php examples/php-laravel/worker.php'
 cards: build image
 	./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md $(foreach w,$(WORKERS),-worker $(w)) $(ARGS)
+
+# How often each outcome comes back (campaigns/rates.yaml: every lock ×
+# every property × 20 runs), as a sharded campaign on this machine: SHARDS
+# processes at once, each its slice, then one merge into docs/RATES.md
+# (hours: docs/CAMPAIGNS.md spreads it over machines).
+SHARDS ?= 3
+rates: build image
+	rm -rf reports/rates
+	@for i in $$(seq 1 $(SHARDS)); do \
+	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/rates/shard-$$i > reports/rates-shard-$$i.log 2>&1 & \
+	done; wait
+	./$(BIN) merge -out reports/rates/merged -summary docs/RATES.md reports/rates/shard-*
 
 # Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
 # measured in the same run (ratio). Benchmarks only: nothing here is timed

@@ -8,7 +8,13 @@ import (
 // Markdown is campaign.md: the cards table with rates (one row per item,
 // one column per subject), then the cells that differ with their first
 // finding and reports, and how complete the merge is.
-func (r *Report) Markdown() string {
+func (r *Report) Markdown() string { return r.markdown(true) }
+
+// Summary is Markdown without links to the runs' reports: a page that can
+// live apart from the results folder (make rates: docs/RATES.md).
+func (r *Report) Summary() string { return r.markdown(false) }
+
+func (r *Report) markdown(links bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Campaign %s\n\n", md(r.Campaign))
 	fmt.Fprintf(&b, "Definition `%s`, lockfault %s; %s.\n\n", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
@@ -33,7 +39,7 @@ func (r *Report) Markdown() string {
 				b.WriteString("  |")
 				continue
 			}
-			fmt.Fprintf(&b, " %s |", c.markdownCell())
+			fmt.Fprintf(&b, " %s |", c.markdownCell(links))
 		}
 		b.WriteString("\n")
 	}
@@ -54,7 +60,9 @@ func (r *Report) Markdown() string {
 				fmt.Fprintf(&b, ". First finding: %s", md(c.Finding))
 			}
 			for i, p := range c.Reports {
-				fmt.Fprintf(&b, " [report %d](%s)", i+1, mdLink(p))
+				if links {
+					fmt.Fprintf(&b, " [report %d](%s)", i+1, mdLink(p))
+				}
 			}
 			b.WriteString("\n")
 		}
@@ -73,7 +81,7 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
-func (c *Cell) markdownCell() string {
+func (c *Cell) markdownCell(links bool) string {
 	mark := map[Verdict]string{Matches: "✅", Differs: "❌", Unclaimed: "—", NoRuns: "⚠️"}[c.Verdict]
 	if c.Verdict == NoRuns {
 		return mark + " no run"
@@ -88,7 +96,7 @@ func (c *Cell) markdownCell() string {
 	for _, o := range c.Others() {
 		s += fmt.Sprintf(" · %s %d/%d", o.Outcome.Text(), o.K, o.N)
 	}
-	if len(c.Reports) > 0 {
+	if links && len(c.Reports) > 0 {
 		s += fmt.Sprintf(" · [report](%s)", mdLink(c.Reports[0]))
 	}
 	return s

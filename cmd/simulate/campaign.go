@@ -119,6 +119,7 @@ func emitK8s(f *flags, what, def string, rest []string, stdout, stderr io.Writer
 func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("merge", "SHARD-DIR...", stdout, stderr)
 	out := f.String("out", "reports/campaign-merged", "where campaign.json, campaign.md and junit.xml go")
+	summary := f.String("summary", "", "also write campaign.md without links to the runs' reports to this file (make rates: docs/RATES.md)")
 	pos, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -132,6 +133,11 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := r.Write(*out); err != nil {
 		return f.fail("%v", err)
+	}
+	if *summary != "" {
+		if err := os.WriteFile(*summary, []byte(r.Summary()), 0o644); err != nil {
+			return f.fail("-summary: %v", err)
+		}
 	}
 	writeIndex(filepath.Dir(*out), stderr)
 	fmt.Fprint(stdout, r.Markdown())
