@@ -106,7 +106,7 @@ cards: build image
 # (hours: docs/CAMPAIGNS.md spreads it over machines).
 SHARDS ?= 3
 rates: build image
-	rm -rf reports/rates
+	rm -rf reports/rates && mkdir -p reports/rates
 	@for i in $$(seq 1 $(SHARDS)); do \
 	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/rates/shard-$$i > reports/rates-shard-$$i.log 2>&1 & \
 	done; wait
