@@ -14,9 +14,12 @@ const (
 	NoteCycle          = "cycle"           // a cycle of the schedule begins
 	NoteCrashed        = "crashed"         // a client's worker process died
 	NoteFailpointFired = "failpoint-fired" // an armed failpoint triggered: detail "<name> <action>"
-	faultCrashClient   = "crash-client"    // SIGKILLs the target clients
-	faultCloneClient   = "clone-client"    // its heal kills the clone "<client>-clone"
-	actionCrash        = "crash"           // a failpoint action: the worker exits
+	// NoteStopping: the harness is about to kill this process (the heal of
+	// a clone-client stops the clone): its death is planned.
+	NoteStopping     = "stopping"
+	faultCrashClient = "crash-client" // SIGKILLs the target clients
+	faultCloneClient = "clone-client" // its heal kills the clone "<client>-clone"
+	actionCrash      = "crash"        // a failpoint action: the worker exits
 )
 
 // PlannedCrashWindow: a worker's death counts as planned when a crash the
@@ -101,6 +104,10 @@ func CollectEvidence(events []Event) Evidence {
 			causes = append(causes, &crashCause{at: e.Time, target: e.Target})
 		case e.Kind == FaultEnd && e.Fault == faultCloneClient:
 			causes = append(causes, &crashCause{at: e.Time, target: e.Target, clone: true})
+		case e.Kind == Note && e.Op == NoteStopping && e.Process != "":
+			// Recorded before the kill: the heal's fault-end comes after
+			// the death it causes.
+			causes = append(causes, &crashCause{at: e.Time, target: e.Process})
 		}
 	}
 	slices.Sort(starts)

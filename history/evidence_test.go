@@ -39,6 +39,11 @@ func TestCollectEvidence(t *testing.T) {
 		{Time: at(18.2), Kind: Note, Op: NoteCrashed, Process: "c3"},
 		{Time: at(19), Kind: FaultEnd, Fault: "clone-client", Target: "c4"},
 		{Time: at(19.1), Kind: Note, Op: NoteCrashed, Process: "c4-clone"},
+		// The heal of c5's clone, as the runner records it: the stopping
+		// note, the death, then the fault's end.
+		{Time: at(19.2), Kind: Note, Op: NoteStopping, Process: "c5-clone"},
+		{Time: at(19.3), Kind: Note, Op: NoteCrashed, Process: "c5-clone"},
+		{Time: at(19.4), Kind: FaultEnd, Fault: "clone-client", Target: "c5"},
 		{Time: at(20), Kind: Note, Op: NoteCycle, Cycle: 2},
 		// Cycle 2: deaths the schedule did not cause: c5 out of the blue
 		// (crash-client on the holder killed c3 already), c1 long after its

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"github.com/lockfault/lockfault/history"
 	"sync"
 
 	"github.com/lockfault/lockfault"
@@ -133,6 +134,7 @@ func (e env) Clone(ctx context.Context, client string) (faults.Heal, error) {
 		p := r.procs[name] // a restarted clone is a new process
 		r.mu.Unlock()
 		if p != nil {
+			r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteStopping, Process: name, Detail: "the heal of clone-client stops the clone"})
 			p.kill() // its round under way ends now (errDead)
 		}
 		wg.Wait()

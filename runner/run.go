@@ -22,6 +22,7 @@ import (
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -49,6 +50,10 @@ type Outcome struct {
 	Meta    reports.Meta
 	Result  *checker.Result
 	Summary string
+	// Commands are the distinct shapes of the commands the lock sent (with
+	// Options.SeeCommands, or a scenario that waits for a command; nil
+	// otherwise): what a hunt draws its command-level triggers from.
+	Commands []resp.Shape
 }
 
 // Exit codes of `simulate run`.
@@ -208,6 +213,9 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		runErr = errors.Join(runErr, fmt.Errorf("write report: %w", werr))
 	}
 	out = &Outcome{Dir: r.dir, Meta: meta, Result: res, Summary: reports.Summary(r.dir, meta, res)}
+	if r.taps != nil {
+		out.Commands = r.taps.reg.Seen()
+	}
 	return out, runErr
 }
 

@@ -2,6 +2,7 @@ package suite
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -143,4 +144,11 @@ func PromiseTable(locks []lockimpl.Info) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// KnownViolations returns the properties a built-in lock is known to break,
+// each with its reason ("*": every property that applies), as the promise
+// table says: the hunt turns them into the lock's known limits.
+func KnownViolations(lock string) map[string]string {
+	return maps.Clone(violations[lock])
 }

@@ -26,6 +26,7 @@ var commands = []command{
 	{"check", "<report-dir>", "re-check a recorded history.jsonl and print the verdict; exit 2 if it cannot be judged (unknown)", cmdCheck},
 	{"report", "<report-dir>", "re-check and rewrite the report files from history.jsonl (same exit codes as check)", cmdReport},
 	{"suite", "-lock NAME | -worker CMD", "the property suite against one lock: its report card, junit.xml, a baseline gate", cmdSuite},
+	{"hunt", "-lock NAME | -worker CMD", "random schedules until a violation (or the budget: -runs, -time); each finding shrunk to a minimal scenario with its reproduction rate", cmdHunt},
 	{"cards", "[-locks a,b]", "the suite against several locks: each card and a lock × property table (cards.md, cards.png)", cmdCards},
 	{"claims", "", "the whole catalogue (every claim, every variant): claims.md and claims.png", cmdClaims},
 	{"campaign", "-def FILE | -locks ...", "many runs: locks × properties, scenarios or hunt seeds × repetitions, as rates; -shard i/N runs a slice; -emit k8s", cmdCampaign},

@@ -1,0 +1,98 @@
+package hunt
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/lockimpl"
+)
+
+// violations are the classes a hunt reports: broken exclusion, a corrupted
+// resource, a refused legitimate holder, an extend of a released lease, a
+// lock whose process died, a lock nobody can take.
+var violations = []string{checker.ClassOverlap, checker.ClassCorruption, checker.ClassFenceInversion,
+	checker.ClassStaleExtend, checker.ClassDied, checker.ClassStuck}
+
+// A Fingerprint names a violation the way the shrinker recognises it again:
+// its class and kind ("overlap/both-valid"). Faults are the fault kinds
+// around it (for the report; the shrinker removes faults, so they are not
+// part of what must reappear).
+type Fingerprint struct {
+	Class  string
+	Kind   string
+	Faults []string
+	Detail string
+}
+
+// ID is the fingerprint's identity: class, and kind if any.
+func (f Fingerprint) ID() string {
+	if f.Kind == "" {
+		return f.Class
+	}
+	return f.Class + "/" + f.Kind
+}
+
+// Fingerprints are the violations of a result the hunt reports, one per
+// identity, minus what a lock without fencing cannot prevent (a client
+// acting after its own lease ran out: a stale access, and the corruption
+// it causes when it is the only overlap).
+func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
+	if res == nil {
+		return nil
+	}
+	var out []Fingerprint
+	seen := map[string]bool{}
+	reported, excused := 0, 0
+	for _, f := range res.Findings {
+		if f.Class == checker.ClassOverlap {
+			if excusedStale(info, f.Kind) {
+				excused++
+			} else {
+				reported++
+			}
+		}
+	}
+	for _, f := range res.Findings {
+		if !slices.Contains(violations, f.Class) {
+			continue
+		}
+		if f.Class == checker.ClassOverlap && excusedStale(info, f.Kind) {
+			continue
+		}
+		if f.Class == checker.ClassCorruption && excused > 0 && reported == 0 {
+			continue
+		}
+		kind := f.Kind
+		if f.Class != checker.ClassOverlap {
+			kind = ""
+		}
+		fp := Fingerprint{Class: f.Class, Kind: kind, Faults: faultKinds(f.Faults), Detail: f.Detail}
+		if !seen[fp.ID()] {
+			seen[fp.ID()] = true
+			out = append(out, fp)
+		}
+	}
+	return out
+}
+
+// faultKinds strips the targets from "pause-client(c1)".
+func faultKinds(fs []string) []string {
+	var out []string
+	for _, f := range fs {
+		if i := strings.IndexByte(f, '('); i > 0 {
+			f = f[:i]
+		}
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// has says whether a list of fingerprints holds one with this identity.
+func has(fps []Fingerprint, id string) bool {
+	return slices.ContainsFunc(fps, func(f Fingerprint) bool { return f.ID() == id })
+}

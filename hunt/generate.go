@@ -1,0 +1,263 @@
+package hunt
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/resp"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Space is what the generator draws from: the lock (its needs and
+// capabilities), the faults that apply to its topology minus those of its
+// known limits, and the commands it was seen to send.
+type Space struct {
+	Info   lockimpl.Info
+	Known  []string // known limits (Limits' names)
+	Faults []string // the fault kinds drawn
+	// Commands are the shapes of the commands the lock sent in earlier
+	// schedules: command-level anchors are drawn from them.
+	Commands []resp.Shape
+}
+
+// faultsFor lists the fault kinds that apply to a topology kind.
+func faultsFor(kind lockfault.TopologyKind) []string {
+	client := []string{"pause-client", "crash-client", "clone-client", "clock-client"}
+	switch kind {
+	case lockfault.Etcd:
+		return append(client, "pause-node", "kill", "latency", "partition-client")
+	case lockfault.Replicated:
+		return append(client, "pause-node", "kill", "power-loss", "restart", "latency", "partition-client", "partition-peer", "promote", "clock-jump", "clock-drift")
+	}
+	return append(client, "pause-node", "kill", "power-loss", "restart", "latency", "partition-client", "clock-jump", "clock-drift")
+}
+
+// NewSpace is the space of a lock with the given known limits.
+func NewSpace(info lockimpl.Info, known []string) *Space {
+	sp := &Space{Info: info, Known: known}
+	ex := excluded(known)
+	for _, f := range faultsFor(sp.topologyKind()) {
+		if !slices.Contains(ex, f) {
+			sp.Faults = append(sp.Faults, f)
+		}
+	}
+	return sp
+}
+
+// topologyKind is the kind of topology the lock runs on in a hunt: its
+// masters, or etcd; a single-master lock that claims to survive failover
+// (it waits for replicas) runs replicated, any other on one node.
+func (sp *Space) topologyKind() lockfault.TopologyKind {
+	switch sp.Info.Needs {
+	case lockfault.NeedsMasters:
+		return lockfault.Masters
+	case lockfault.NeedsEtcd:
+		return lockfault.Etcd
+	}
+	if slices.Contains(sp.Info.Caps, lockimpl.CapReplicaAck) && !slices.Contains(sp.Known, "failover") {
+		return lockfault.Replicated
+	}
+	return lockfault.Standalone
+}
+
+func (sp *Space) has(c string) bool { return slices.Contains(sp.Info.Caps, c) }
+
+// Generator draws schedules from a seed: the same seed and the same seen
+// commands give the same schedules.
+type Generator struct {
+	Seed  int64
+	space *Space
+	rng   *rand.Rand
+	n     int
+}
+
+// NewGenerator returns the generator of a seed over a space.
+func NewGenerator(sp *Space, seed int64) *Generator {
+	return &Generator{Seed: seed, space: sp, rng: rand.New(rand.NewPCG(uint64(seed), uint64(seed)^0x5851f42d4c957f2d))}
+}
+
+func (g *Generator) pick(xs ...float64) float64 { return xs[g.rng.IntN(len(xs))] }
+func (g *Generator) chance(p float64) bool      { return g.rng.Float64() < p }
+func (g *Generator) of(xs []string) string      { return xs[g.rng.IntN(len(xs))] }
+
+// scale is d times f, rounded to milliseconds.
+func scale(d time.Duration, f float64) time.Duration {
+	return time.Duration(float64(d) * f).Round(time.Millisecond)
+}
+
+// Next draws the next schedule. The first one of a seed has no fault: it
+// shows what the lock does unharmed and which commands it sends.
+func (g *Generator) Next() *Schedule {
+	g.n++
+	sp := g.space
+	s := &Schedule{Seed: g.Seed, Index: g.n, Cycles: 2}
+	s.TTL = time.Duration(g.pick(1, 2)) * time.Second
+	s.Topology = scenarios.Topology{Kind: sp.topologyKind(), Persistence: "aof-always"}
+	switch s.Topology.Kind {
+	case lockfault.Masters:
+		s.Topology.Masters = 3
+	case lockfault.Replicated:
+		s.Topology.Replicas, s.Topology.Sentinels = 1, 0
+	case lockfault.Etcd:
+		s.Topology.Persistence = ""
+	}
+	s.Workload = g.workload(s.TTL)
+	if g.n == 1 {
+		return s
+	}
+	nf := 1 + g.rng.IntN(3)
+	if len(sp.Commands) > 0 && g.chance(0.4) {
+		s.Anchor = g.anchor()
+	}
+	used := map[string]bool{}
+	for i := 0; i < nf && len(used) < len(sp.Faults); i++ {
+		f := g.of(sp.Faults)
+		if used[f] {
+			i--
+			continue
+		}
+		used[f] = true
+		e := g.event(f, s)
+		if i == 0 {
+			e.At = 0
+			if s.Anchor != nil && clientFault(f) {
+				e.Target = lockfault.TargetTrigger
+			}
+		}
+		s.Events = append(s.Events, e)
+	}
+	g.fitWorkload(s)
+	return s
+}
+
+// workload draws what the clients do: how many, holds relative to the TTL
+// (a careful client's hold lasts until shortly before the validity the lock
+// reported), think times, keys, extends, re-entry, old-lease releases.
+func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
+	sp := g.space
+	w := scenarios.Workload{Clients: 2 + g.rng.IntN(2), Resource: "order"}
+	w.Hold = scenarios.Duration(scale(ttl, g.pick(0.1, 0.3, 0.6)))
+	w.Think = scenarios.Duration(scale(ttl, g.pick(0, 0.05, 0.3)))
+	if g.chance(0.3) {
+		w.Keys = 2
+	}
+	if sp.has(lockimpl.CapWatchdog) && g.chance(0.5) {
+		// The lock renews a live holder: holds longer than the TTL.
+		w.Hold = scenarios.Duration(scale(ttl, g.pick(1.5, 2.5)))
+	} else if g.chance(0.4) {
+		w.HoldUntilValid = scenarios.Duration(scale(ttl, 0.1))
+	}
+	if sp.has(lockimpl.CapFencing) {
+		w.Fencing = true
+	}
+	switch {
+	case sp.has(lockimpl.CapReentrant) && g.chance(0.4):
+		w.Reentry = 2 + g.rng.IntN(2)
+	case sp.has(lockimpl.CapExtend) && g.chance(0.4):
+		w.Extends = 1 + g.rng.IntN(3)
+		w.ExtendEvery = scenarios.Duration(scale(ttl, g.pick(0.3, 0.6)))
+		if g.chance(0.3) {
+			w.ReleaseOld = true
+		}
+	case g.chance(0.25):
+		w.ReleaseOld = true
+	}
+	if w.Hold.D() < ttl && g.chance(0.2) {
+		w.WriteIfValid = scenarios.Duration(scale(ttl, 0.05))
+	}
+	return w
+}
+
+// fitWorkload: a workload that loses clients (crash-client) restarts them,
+// so the cycles after keep running.
+func (g *Generator) fitWorkload(s *Schedule) {
+	for _, e := range s.Events {
+		if e.Fault == "crash-client" {
+			s.Workload.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
+		}
+	}
+}
+
+// anchor draws a command boundary from the commands the lock was seen to
+// send: a command of one of its operations, before it is sent, when its
+// reply comes back, or once the client has read the reply.
+func (g *Generator) anchor() *scenarios.CommandMatch {
+	sh := g.space.Commands[g.rng.IntN(len(g.space.Commands))]
+	m := &scenarios.CommandMatch{Name: sh.Name, Op: sh.Op, At: g.of([]string{scenarios.AtRequest, scenarios.AtReply, scenarios.AtAfterReply})}
+	if strings.Contains(m.Name, " ") {
+		m.Name = strings.Fields(m.Name)[0]
+	}
+	if m.At == scenarios.AtReply {
+		m.Reply = scenarios.ReplyAny
+	}
+	return m
+}
+
+// event draws one fault: its target, its start (relative to the TTL and
+// the hold) and its length (shorter than, near and longer than the TTL).
+func (g *Generator) event(f string, s *Schedule) Event {
+	ttl := s.TTL
+	e := Event{Fault: f, At: scale(ttl, g.pick(0, 0.2, 0.5, 0.9, 1.2)), Dur: scale(ttl, g.pick(0.3, 0.9, 1.1, 1.6))}
+	clients := []string{lockfault.TargetHolder, lockfault.TargetOthers, "c1"}
+	switch f {
+	case "pause-client", "clone-client":
+		e.Target = g.of(clients)
+	case "crash-client":
+		e.Target, e.Dur = g.of(clients), 0
+	case "clock-client":
+		e.Target = g.of(clients)
+		e.Params = map[string]string{"by": signed(scale(ttl, g.pick(0.5, 1.5)), g.chance(0.5))}
+	case "kill", "power-loss":
+		e.Target = g.of(nodeTargets(s.Topology))
+		e.Params = map[string]string{"restart": scale(ttl, g.pick(0, 0.5, 1.5)).String()}
+		e.Dur = 0
+	case "restart":
+		e.Target, e.Dur = g.of(nodeTargets(s.Topology)), 0
+	case "latency":
+		e.Target = g.of(nodeTargets(s.Topology))
+		e.Params = map[string]string{"latency": scale(ttl, g.pick(0.05, 0.3, 0.6)).String(), "jitter": "0s",
+			"clients": g.of([]string{"all", "c1"})}
+	case "partition-client":
+		e.Target = g.of(nodeTargets(s.Topology))
+		e.Params = map[string]string{"clients": g.of([]string{"all", "c1", "holder"}), "mode": g.of([]string{"reset", "drop"})}
+	case "partition-peer":
+		e.Target = lockfault.TargetPrimary
+	case "promote":
+		e.Target, e.Dur = lockfault.TargetReplica, 0
+	case "clock-jump":
+		e.Target = g.of(nodeTargets(s.Topology))
+		e.Params = map[string]string{"by": signed(scale(ttl, g.pick(0.5, 1.5)), true)}
+	case "clock-drift":
+		e.Target = g.of(nodeTargets(s.Topology))
+		e.Params = map[string]string{"rate": g.of([]string{"200ms", "500ms"})}
+	default: // pause-node
+		e.Target = g.of(nodeTargets(s.Topology))
+	}
+	return e
+}
+
+func signed(d time.Duration, forward bool) string {
+	if forward {
+		return "+" + d.String()
+	}
+	return "-" + d.String()
+}
+
+// Covered counts the fault kinds a list of schedules drew.
+func Covered(ss []*Schedule) map[string]int {
+	out := map[string]int{}
+	for _, s := range ss {
+		for _, e := range s.Events {
+			out[e.Fault]++
+		}
+		if s.Anchor != nil {
+			out[fmt.Sprintf("command:%s@%s", s.Anchor.Op, s.Anchor.At)]++
+		}
+	}
+	return out
+}

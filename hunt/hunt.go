@@ -1,0 +1,314 @@
+package hunt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/resp"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Bounds of a hunt's input.
+const (
+	MaxRuns      = 100000
+	MaxTime      = 7 * 24 * time.Hour
+	MaxRateRuns  = 1000
+	MaxTries     = 20
+	MaxShrinkRun = 1000
+)
+
+// Options say what a hunt searches, for how long and where it writes.
+type Options struct {
+	Seed      int64         // 0: from the time (printed and recorded)
+	Runs      int           // schedules to try at most (0: no bound but Time)
+	Time      time.Duration // wall time to spend at most (0: no bound but Runs)
+	KeepGoing bool          // go on after a violation, collecting distinct ones
+	// KnownViolations are the lock's known limits (Limits' names): their
+	// faults are never drawn. A built-in lock's come from its promise table.
+	KnownViolations []string
+	// Tries: a shrinking candidate still fails when its fingerprint
+	// reappears within this many runs (default 3).
+	Tries int
+	// RateRuns: the minimal scenario is run this many times for its
+	// reproduction rate (default 20).
+	RateRuns int
+	// ShrinkRuns bounds the runs the shrinker may spend (default 60).
+	ShrinkRuns int
+	NoShrink   bool
+	Dir        string    // the hunt's folder (default reports/hunt/<lock>/<run id>)
+	Log        io.Writer // progress lines (default: discard)
+	Run        runner.Options
+}
+
+// Check refuses bad input before anything starts.
+func (o *Options) Check() error {
+	switch {
+	case o.Runs < 0 || o.Runs > MaxRuns:
+		return fmt.Errorf("-runs %d: want 1 to %d", o.Runs, MaxRuns)
+	case o.Time < 0 || o.Time > MaxTime:
+		return fmt.Errorf("-time %v: want a duration from 1s to %v", o.Time, MaxTime)
+	case o.Runs == 0 && o.Time == 0:
+		return errors.New("no budget: give -runs N or -time D (allowed: -runs 1 to 100000, -time 1s to 168h)")
+	case o.Time > 0 && o.Time < time.Second:
+		return fmt.Errorf("-time %v: want at least 1s", o.Time)
+	case o.Tries < 0 || o.Tries > MaxTries:
+		return fmt.Errorf("-tries %d: want 1 to %d", o.Tries, MaxTries)
+	case o.RateRuns < 0 || o.RateRuns > MaxRateRuns:
+		return fmt.Errorf("-rate-runs %d: want 1 to %d", o.RateRuns, MaxRateRuns)
+	case o.ShrinkRuns < 0 || o.ShrinkRuns > MaxShrinkRun:
+		return fmt.Errorf("-shrink-runs %d: want 1 to %d", o.ShrinkRuns, MaxShrinkRun)
+	}
+	k, err := ParseKnown(o.KnownViolations)
+	if err != nil {
+		return fmt.Errorf("-known: %v", err)
+	}
+	o.KnownViolations = k
+	if o.Tries == 0 {
+		o.Tries = 3
+	}
+	if o.RateRuns == 0 {
+		o.RateRuns = 20
+	}
+	if o.ShrinkRuns == 0 {
+		o.ShrinkRuns = 60
+	}
+	if o.Seed == 0 {
+		o.Seed = time.Now().UnixNano() % 1e12
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return nil
+}
+
+// Exec runs one scenario and returns its outcome: the hunt's only way to
+// reach nodes and workers (Runner is the real one).
+type Exec func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error)
+
+// Runner is the Exec of a subject: runner.Prepare and runner.Run, each run
+// in its own folder under dir, with the commands the lock sends seen.
+func Runner(subj runner.Subject, opt runner.Options, dir string) Exec {
+	return func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
+		plan, err := runner.Prepare(ctx, sc, &subj, runner.Overrides{})
+		if err != nil {
+			return nil, err
+		}
+		o := opt
+		o.ReportsDir = filepath.Join(dir, "runs")
+		o.RunID = ""
+		o.SeeCommands = true
+		return runner.Run(ctx, plan, o)
+	}
+}
+
+// Finding is one violation the hunt found and what shrinking made of it.
+type Finding struct {
+	Fingerprint Fingerprint
+	Original    *Schedule
+	OriginalDir string // the report folder of the run that found it
+	Minimal     *Schedule
+	MinimalDir  string // the report folder of a minimal run that failed
+	MinimalYAML string // path of minimal.yaml
+	Rate        [2]int // reproduced, runs
+	ShrinkRuns  int
+	ShrinkTime  time.Duration
+	Flaky       bool // the original never reproduced while shrinking
+}
+
+// Result is what a hunt did.
+type Result struct {
+	Lock         string
+	Seed         int64
+	Known        []string
+	Tried        []*Schedule
+	Inconclusive int // schedules whose run proved nothing (unknown) or failed
+	Findings     []*Finding
+	Started      time.Time
+	Took         time.Duration
+	Interrupted  bool
+	Dir          string
+	// UntilFound is the number of schedules tried when the first violation
+	// was found (0: none).
+	UntilFound int
+}
+
+// Hunt draws schedules from the seeded generator and runs them until the
+// budget is spent or a violation is found (with KeepGoing: collects the
+// distinct ones), shrinks each to a minimal scenario and measures its
+// reproduction rate. An interrupted hunt keeps every finding it had.
+func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, error) {
+	res := &Result{Lock: sp.Info.Name, Seed: opt.Seed, Known: opt.KnownViolations, Started: time.Now(), Dir: opt.Dir}
+	gen := NewGenerator(sp, opt.Seed)
+	deadline := time.Time{}
+	if opt.Time > 0 {
+		deadline = res.Started.Add(opt.Time)
+	}
+	found := map[string]bool{}
+	defer func() { res.Took = time.Since(res.Started) }()
+	for i := 0; opt.Runs == 0 || i < opt.Runs; i++ {
+		if !deadline.IsZero() && time.Now().After(deadline) {
+			break
+		}
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return res, nil
+		}
+		s := gen.Next()
+		res.Tried = append(res.Tried, s)
+		sc := s.Compile(s.Name(), sp.Info.Name, []string{checker.ClassSafe})
+		out, err := exec(ctx, sc)
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			return res, nil
+		}
+		if out != nil {
+			sp.learn(out.Commands)
+		}
+		if err != nil || out == nil || out.Result == nil || out.Result.Verdict == checker.ClassUnknown {
+			res.Inconclusive++
+			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, why(out, err))
+			continue
+		}
+		fps := Fingerprints(out.Result, sp.Info)
+		fmt.Fprintf(opt.Log, "schedule %d: %s: %s\n", s.Index, verdictOf(fps), joinOr(s.Faults(), "no fault"))
+		for _, fp := range fps {
+			if found[fp.ID()] {
+				continue
+			}
+			found[fp.ID()] = true
+			if res.UntilFound == 0 {
+				res.UntilFound = len(res.Tried)
+			}
+			f := &Finding{Fingerprint: fp, Original: s, OriginalDir: out.Dir}
+			res.Findings = append(res.Findings, f)
+			fmt.Fprintf(opt.Log, "found %s after %d schedules (%s): %s\n", fp.ID(), len(res.Tried), out.Dir, fp.Detail)
+			if err := finish(ctx, sp, exec, opt, f); err != nil {
+				return res, err
+			}
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				return res, nil
+			}
+		}
+		if len(res.Findings) > 0 && !opt.KeepGoing {
+			break
+		}
+	}
+	return res, nil
+}
+
+// finish shrinks a finding and measures its minimal scenario's rate.
+func finish(ctx context.Context, sp *Space, exec Exec, opt Options, f *Finding) error {
+	f.Minimal = f.Original
+	dir := filepath.Join(opt.Dir, slug(f.Fingerprint.ID()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if !opt.NoShrink {
+		sh := &shrinker{sp: sp, exec: exec, opt: opt, id: f.Fingerprint.ID()}
+		start := time.Now()
+		f.Minimal, f.MinimalDir, f.Flaky = sh.shrink(ctx, f.Original)
+		f.ShrinkRuns, f.ShrinkTime = sh.runs, time.Since(start)
+		if err := sh.writeLog(filepath.Join(dir, "shrink.log")); err != nil {
+			return err
+		}
+	}
+	if f.MinimalDir == "" {
+		f.MinimalDir = f.OriginalDir
+	}
+	path, err := writeMinimal(dir, sp.Info.Name, f)
+	if err != nil {
+		return err
+	}
+	f.MinimalYAML = path
+	sc := f.Minimal.Compile(minimalName(f), sp.Info.Name, []string{f.Fingerprint.Class})
+	for i := 0; i < opt.RateRuns && ctx.Err() == nil; i++ {
+		out, err := exec(ctx, sc)
+		f.Rate[1]++
+		if err == nil && out != nil && has(Fingerprints(out.Result, sp.Info), f.Fingerprint.ID()) {
+			f.Rate[0]++
+		}
+	}
+	fmt.Fprintf(opt.Log, "%s: minimal scenario %s (%d faults, was %d) reproduces in %d of %d runs\n",
+		f.Fingerprint.ID(), path, len(f.Minimal.Events), len(f.Original.Events), f.Rate[0], f.Rate[1])
+	return nil
+}
+
+func why(out *runner.Outcome, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case out == nil || out.Result == nil:
+		return "no result"
+	case out.Result.Reason != "":
+		return out.Result.Reason
+	}
+	return "verdict unknown"
+}
+
+func verdictOf(fps []Fingerprint) string {
+	if len(fps) == 0 {
+		return "nothing found"
+	}
+	var ids []string
+	for _, f := range fps {
+		ids = append(ids, f.ID())
+	}
+	return "VIOLATION " + joinOr(ids, "")
+}
+
+// learn adds the command shapes a run saw to the space.
+func (sp *Space) learn(cmds []resp.Shape) {
+	for _, c := range cmds {
+		c.Client = "" // an anchor matches the command of any client
+		if c.Op == "" || slices.Contains(sp.Commands, c) {
+			continue
+		}
+		if len(sp.Commands) < maxShapes {
+			sp.Commands = append(sp.Commands, c)
+		}
+	}
+}
+
+const maxShapes = 64
+
+// Run hunts a subject: its known limits are the promise table's (a built-in
+// lock's) and opt.KnownViolations; every run goes under opt.Dir (default
+// <reports>/hunt/<lock>/<run id>), with the hunt's card.md and hunt.json.
+func Run(ctx context.Context, subj runner.Subject, opt Options) (*Result, error) {
+	if err := opt.Check(); err != nil {
+		return nil, err
+	}
+	known := opt.KnownViolations
+	if !subj.External() {
+		known, _ = ParseKnown(append(BuiltInLimits(subj.Name()), known...))
+	}
+	opt.KnownViolations = known
+	if opt.Dir == "" {
+		root := opt.Run.ReportsDir
+		if root == "" {
+			root = "reports"
+		}
+		opt.Dir = filepath.Join(root, "hunt", subj.Name(), runner.NewRunID())
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(opt.Log, "hunt %s: seed %d, known limits %s, folder %s\n", subj.Name(), opt.Seed, joinOr(known, "none"), opt.Dir)
+	res, err := Hunt(ctx, NewSpace(subj.Info, known), Runner(subj, opt.Run, opt.Dir), opt)
+	if res != nil {
+		res.Took = time.Since(res.Started)
+		if werr := WriteCard(res); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	return res, err
+}

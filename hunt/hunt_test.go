@@ -1,0 +1,172 @@
+package hunt
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/resp"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// The generator is seeded: the same seed draws the same schedules, another
+// seed others; and every schedule it draws, for every kind of built-in lock,
+// is a scenario that passes the one validation (runner.Prepare) as it is.
+func TestGeneratorIsSeededAndValid(t *testing.T) {
+	ctx := context.Background()
+	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd"} {
+		subj, err := runner.BuiltIn(ctx, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := NewSpace(subj.Info, BuiltInLimits(lock))
+		sp.Commands = sampleShapes()
+		a, b, c := NewGenerator(sp, 42), NewGenerator(sp, 42), NewGenerator(sp, 43)
+		same, kinds := true, map[string]bool{}
+		for i := 0; i < 200; i++ {
+			sa, sb, sc := a.Next(), b.Next(), c.Next()
+			if strings.Join(sa.Faults(), ";") != strings.Join(sb.Faults(), ";") || sa.Workload != sb.Workload {
+				t.Fatalf("%s: seed 42 drew two different schedules %d: %v and %v", lock, i+1, sa.Faults(), sb.Faults())
+			}
+			same = same && strings.Join(sa.Faults(), ";") == strings.Join(sc.Faults(), ";")
+			for _, e := range sa.Events {
+				kinds[e.Fault] = true
+				if slices.Contains(excluded(sp.Known), e.Fault) {
+					t.Errorf("%s: drew %s, a fault of its known limits %v", lock, e.Fault, sp.Known)
+				}
+			}
+			scn := sa.Compile(sa.Name(), lock, []string{"safe"})
+			data, err := scn.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed, err := scenarios.Parse(sa.Name()+".yaml", data)
+			if err != nil {
+				t.Fatalf("%s: schedule %d does not parse: %v\n%s", lock, i+1, err, data)
+			}
+			if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
+				t.Fatalf("%s: schedule %d is refused: %v\n%s", lock, i+1, err, data)
+			}
+		}
+		if same {
+			t.Errorf("%s: seeds 42 and 43 drew the same 200 schedules", lock)
+		}
+		if len(kinds) < len(sp.Faults)-1 {
+			t.Errorf("%s: 200 schedules drew only %d of the %d fault kinds of its space (%v)", lock, len(kinds), len(sp.Faults), kinds)
+		}
+	}
+}
+
+// Known limits exclude their faults; a built-in lock's come from its
+// promise table; an unknown name is refused with the allowed ones.
+func TestKnownLimits(t *testing.T) {
+	if got := BuiltInLimits("single"); !slices.Equal(got, []string{"failover", "node-clock"}) {
+		t.Errorf("single's known limits: %v, want [failover node-clock]", got)
+	}
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, []string{"node-clock", "client-pause"})
+	for _, f := range []string{"clock-jump", "clock-drift", "pause-client"} {
+		if slices.Contains(sp.Faults, f) {
+			t.Errorf("space draws %s despite its known limits", f)
+		}
+	}
+	if _, err := ParseKnown([]string{"node-clock", "bogus"}); err == nil || !strings.Contains(err.Error(), "allowed: failover") {
+		t.Errorf("an unknown limit: %v", err)
+	}
+}
+
+func sampleShapes() []resp.Shape {
+	return []resp.Shape{{Name: "SET", Key: "lock:*", Op: "acquire"}, {Name: "EVALSHA", Op: "release"}, {Name: "EVAL", Op: "extend"}}
+}
+
+// fakeExec judges a scenario without running it, by a rule on its steps:
+// the shrinker's logic is under test here, not Redis.
+func fakeExec(rule func(sc *scenarios.Scenario) bool, runs *int) Exec {
+	return func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
+		*runs++
+		res := &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}
+		if rule(sc) {
+			res.Verdict, res.Observed = checker.ClassOverlap, []string{checker.ClassOverlap}
+			res.Findings = []checker.Finding{{Class: checker.ClassOverlap, Kind: "both-valid", Detail: "two holders"}}
+		}
+		return &runner.Outcome{Dir: "fake", Result: res}, nil
+	}
+}
+
+// pausedFor is how long the scenario's pause-client lasts before its heal.
+func pausedFor(sc *scenarios.Scenario) time.Duration {
+	var d time.Duration
+	in := false
+	for _, st := range sc.Nemesis.Steps {
+		switch {
+		case st.Fault == "pause-client":
+			in = true
+		case st.Heal == "pause-client" || st.Heal == "all":
+			in = false
+		case in && st.Sleep > 0:
+			d += st.Sleep.D()
+		}
+	}
+	return d
+}
+
+// The shrinker drops the faults that do not matter, shortens the one that
+// does down to what still fails, and trims the workload; each candidate is
+// in its log.
+func TestShrinkerKeepsOnlyWhatMatters(t *testing.T) {
+	info := lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}
+	orig := &Schedule{Seed: 1, Index: 5, TTL: time.Second, Cycles: 2,
+		Topology: scenarios.Topology{Kind: "standalone"},
+		Workload: scenarios.Workload{Clients: 3, Hold: scenarios.Duration(300 * time.Millisecond), Keys: 2, Think: scenarios.Duration(50 * time.Millisecond)},
+		Events: []Event{
+			{Fault: "latency", Target: "primary", At: 0, Dur: 900 * time.Millisecond, Params: map[string]string{"latency": "50ms", "jitter": "0s", "clients": "all"}},
+			{Fault: "pause-client", Target: "holder", At: 200 * time.Millisecond, Dur: 1600 * time.Millisecond},
+			{Fault: "kill", Target: "primary", At: 500 * time.Millisecond, Params: map[string]string{"restart": "0s"}},
+		}}
+	runs := 0
+	rule := func(sc *scenarios.Scenario) bool { return pausedFor(sc) >= time.Second }
+	opt := Options{Runs: 1, Tries: 2, ShrinkRuns: 100}
+	if err := opt.Check(); err != nil {
+		t.Fatal(err)
+	}
+	sh := &shrinker{sp: &Space{Info: info}, exec: fakeExec(rule, &runs), opt: opt, id: "overlap/both-valid"}
+	min, _, flaky := sh.shrink(context.Background(), orig)
+	if flaky {
+		t.Fatal("a schedule that always fails was called flaky")
+	}
+	if len(min.Events) != 1 || min.Events[0].Fault != "pause-client" {
+		t.Fatalf("minimal faults %v, want the pause alone", min.Faults())
+	}
+	if d := min.Events[0].Dur; d < time.Second || d > 1600*time.Millisecond {
+		t.Errorf("the pause lasts %v, want from 1s (what fails) to 1.6s", d)
+	}
+	if min.Workload.Clients != 2 || min.Workload.Keys != 0 || min.Cycles != 1 {
+		t.Errorf("workload %+v, %d cycles: want 2 clients, 1 key, 1 cycle", min.Workload, min.Cycles)
+	}
+	if !rule(min.Compile("m", "x", nil)) {
+		t.Error("the minimal schedule does not fail")
+	}
+	if len(sh.log) < 5 || sh.runs != runs {
+		t.Errorf("shrink log of %d lines for %d runs (counted %d)", len(sh.log), runs, sh.runs)
+	}
+
+	// A violation that never shows again is flaky, never "fixed".
+	sh = &shrinker{sp: &Space{Info: info}, exec: fakeExec(func(*scenarios.Scenario) bool { return false }, &runs), opt: opt, id: "overlap/both-valid"}
+	if _, _, flaky := sh.shrink(context.Background(), orig); !flaky {
+		t.Error("a violation that never reappeared was not called flaky")
+	}
+}
+
+// Bad input is refused before anything starts.
+func TestOptionsRefuseBadInput(t *testing.T) {
+	for _, o := range []Options{{}, {Runs: -1}, {Runs: MaxRuns + 1}, {Time: time.Millisecond}, {Runs: 1, Tries: MaxTries + 1},
+		{Runs: 1, KnownViolations: []string{"nope"}}, {Runs: 1, RateRuns: -2}} {
+		if err := o.Check(); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}

@@ -1,0 +1,119 @@
+package hunt
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/suite"
+)
+
+// A Limit is a kind of fault a lock never promised to survive: the hunt
+// draws none of its faults, so what it finds is new.
+type Limit struct {
+	Name   string
+	Faults []string // the fault kinds it excludes
+	Doc    string
+}
+
+// Limits are the known limits a hunt can be told about (-known,
+// Options.KnownViolations).
+var Limits = []Limit{
+	{"failover", []string{"promote", "sentinel-failover"}, "a failover loses grants that were replicated asynchronously (C5)"},
+	{"node-clock", []string{"clock-jump", "clock-drift"}, "a node's realtime clock that jumps or runs fast expires keys early; no fencing token guards the resource (C10)"},
+	{"client-clock", []string{"clock-client"}, "the lock reads the client's wall clock"},
+	{"node-restart", []string{"kill", "power-loss", "restart"}, "a node that restarts loses what it had not persisted"},
+	{"client-crash", []string{"crash-client", "clone-client"}, "a client that dies (or a second process under its name) leaves the lock in a state it does not recover from"},
+	{"client-pause", []string{"pause-client"}, "a client stopped inside the lock's own steps is not protected against"},
+	{"node-pause", []string{"pause-node"}, "a stopped node is not survived"},
+	{"partition", []string{"partition-client", "partition-peer"}, "a network partition is not survived"},
+	{"latency", []string{"latency"}, "slow links are not survived"},
+}
+
+// LimitNames lists the names -known accepts.
+func LimitNames() []string {
+	out := make([]string, len(Limits))
+	for i, l := range Limits {
+		out[i] = l.Name
+	}
+	return out
+}
+
+// ParseKnown checks a list of limit names (as -known gives it, comma
+// separated) and returns them sorted and without repeats.
+func ParseKnown(list []string) ([]string, error) {
+	var out []string
+	for _, k := range list {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		if !slices.Contains(LimitNames(), k) {
+			return nil, fmt.Errorf("unknown known limit %q (allowed: %s)", k, strings.Join(LimitNames(), ", "))
+		}
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// limitOf maps a property of the promise table to the limit it stands for
+// (the properties absent here name a flaw of the lock's own algorithm that
+// no fault class captures: the hunt may find it again, and says so).
+var limitOf = map[string]string{
+	"failover/async-replica":     "failover",
+	"failover/sentinel":          "failover",
+	"fencing/failover":           "failover",
+	"clock/node-jump":            "node-clock",
+	"clock/node-drift":           "node-clock",
+	"clock/masters-jump":         "node-clock",
+	"clock/client-steps":         "client-clock",
+	"fencing/node-restart":       "node-restart",
+	"extend/majority-restart":    "node-restart",
+	"crash/mid-acquire":          "client-crash",
+	"crash/frees-within-ttl":     "client-crash",
+	"identity/restart-same-name": "client-crash",
+	"stale/release-after-pause":  "client-pause",
+	"stale/release-mid-release":  "client-pause",
+	"extend/after-pause":         "client-pause",
+	"validity/slow-acquire":      "latency",
+	"liveness/holder-partition":  "partition",
+	"extend/partition":           "partition",
+}
+
+// BuiltInLimits are a built-in lock's known limits, from the promise table
+// (the suite's table of the properties each lock is known to break).
+func BuiltInLimits(lock string) []string {
+	var out []string
+	for p := range suite.KnownViolations(lock) {
+		if l, ok := limitOf[p]; ok && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// excluded lists the fault kinds the limits exclude.
+func excluded(limits []string) []string {
+	var out []string
+	for _, l := range Limits {
+		if slices.Contains(limits, l.Name) {
+			out = append(out, l.Faults...)
+		}
+	}
+	return out
+}
+
+// Excused says whether a finding is one a lock without fencing cannot
+// prevent, whatever the fault: a client that acts on the resource after its
+// own lease ran out (it was paused, delayed or cut off) overlaps the next
+// holder, and only a fencing token stops it (Kleppmann). The hunt reports
+// those only for locks that claim fencing.
+func excusedStale(info lockimpl.Info, kind string) bool {
+	return kind == "stale-access" && !slices.Contains(info.Caps, lockimpl.CapFencing)
+}

@@ -1,0 +1,101 @@
+package hunt
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/lockfault/lockfault/checker"
+)
+
+// minimalName is the scenario name of a finding's minimal scenario.
+func minimalName(f *Finding) string {
+	return fmt.Sprintf("hunt-%s-%d-%d", slug(f.Fingerprint.ID()), f.Original.Seed, f.Original.Index)
+}
+
+// slug makes an identity usable in a file name.
+func slug(s string) string { return strings.NewReplacer("/", "-", " ", "-").Replace(s) }
+
+func joinOr(xs []string, none string) string {
+	if len(xs) == 0 {
+		return none
+	}
+	return strings.Join(xs, "; ")
+}
+
+// writeMinimal writes a finding's minimal scenario as an ordinary scenario
+// file: `simulate run` runs it, `simulate suite -extra` keeps it as a
+// regression. Its expect is the violation found.
+func writeMinimal(dir, lock string, f *Finding) (string, error) {
+	sc := f.Minimal.Compile(minimalName(f), lock, []string{f.Fingerprint.Class})
+	sc.Claim = "hunt finding " + f.Fingerprint.ID()
+	sc.Description = fmt.Sprintf("Found by simulate hunt (seed %d, schedule %d) and shrunk from %d faults to %d: %s",
+		f.Original.Seed, f.Original.Index, len(f.Original.Events), len(f.Minimal.Events), joinOr(f.Minimal.Faults(), "no fault"))
+	// Whatever else the violation brings along is allowed; the one found
+	// must show.
+	sc.Allow = nil
+	for _, c := range checker.Classes {
+		if c != checker.ClassSafe && c != checker.ClassUnknown && c != f.Fingerprint.Class {
+			sc.Allow = append(sc.Allow, c)
+		}
+	}
+	b, err := sc.Marshal()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "minimal.yaml")
+	return path, os.WriteFile(path, b, 0o644)
+}
+
+// WriteCard writes the hunt's card (card.md) and its record (hunt.json).
+func WriteCard(res *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Hunt: %s\n\n", res.Lock)
+	state := "finished"
+	if res.Interrupted {
+		state = "INTERRUPTED (every finding so far is kept)"
+	}
+	fmt.Fprintf(&b, "- %s after %v\n- seed %d (the same seed draws the same schedules: `simulate hunt -seed %d`)\n", state, res.Took.Round(1e9), res.Seed, res.Seed)
+	fmt.Fprintf(&b, "- schedules tried: %d (%d inconclusive: the run proved nothing or failed)\n", len(res.Tried), res.Inconclusive)
+	known := "none"
+	if len(res.Known) > 0 {
+		known = strings.Join(res.Known, ", ")
+	}
+	fmt.Fprintf(&b, "- known limits (their faults were never drawn): %s\n", known)
+	cov := Covered(res.Tried)
+	var keys []string
+	for k := range cov {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, cov[k]))
+	}
+	fmt.Fprintf(&b, "- faults covered: %s\n", joinOr(parts, "none"))
+	fmt.Fprintf(&b, "- violations found: %d\n\n", len(res.Findings))
+	for _, f := range res.Findings {
+		fmt.Fprintf(&b, "## %s\n\n", f.Fingerprint.ID())
+		fmt.Fprintf(&b, "%s\n\n", f.Fingerprint.Detail)
+		fmt.Fprintf(&b, "- found by schedule %d of seed %d: %s\n", f.Original.Index, f.Original.Seed, joinOr(f.Original.Faults(), "no fault"))
+		fmt.Fprintf(&b, "- its run: `%s`\n", f.OriginalDir)
+		switch {
+		case f.Flaky:
+			fmt.Fprintf(&b, "- FLAKY: it did not show again in any try while shrinking; not shrunk, never \"fixed\"\n")
+		case f.ShrinkRuns > 0:
+			fmt.Fprintf(&b, "- shrunk in %v (%d runs) from %d faults to %d: %s\n", f.ShrinkTime.Round(1e9), f.ShrinkRuns,
+				len(f.Original.Events), len(f.Minimal.Events), joinOr(f.Minimal.Faults(), "no fault"))
+		}
+		fmt.Fprintf(&b, "- minimal scenario: `%s` (a failing run of it: `%s`)\n", f.MinimalYAML, f.MinimalDir)
+		fmt.Fprintf(&b, "- reproduction rate: %d of %d runs\n", f.Rate[0], f.Rate[1])
+		fmt.Fprintf(&b, "- keep it as a regression: `simulate suite -extra %s`\n\n", filepath.Dir(f.MinimalYAML))
+	}
+	if err := os.WriteFile(filepath.Join(res.Dir, "card.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	j, _ := json.MarshalIndent(res, "", "  ")
+	return os.WriteFile(filepath.Join(res.Dir, "hunt.json"), j, 0o644)
+}

@@ -1,0 +1,186 @@
+package hunt
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Schedule is one drawn experiment in the hunt's own terms: the topology,
+// the workload and one cycle's faults on a timeline. Compile turns it into
+// an ordinary scenario; the shrinker edits it.
+type Schedule struct {
+	Seed  int64 // the generator's seed
+	Index int   // which schedule of the seed (1-based)
+
+	Topology scenarios.Topology
+	TTL      time.Duration
+	Workload scenarios.Workload
+	Cycles   int
+	// Anchor starts each cycle: a grant (nil) or a command of the lock.
+	Anchor *scenarios.CommandMatch
+	Events []Event
+}
+
+// Event is one fault of the cycle: injected At after the anchor, healed
+// Dur later (Dur 0: a fault that needs no heal, such as crash-client).
+type Event struct {
+	At     time.Duration
+	Fault  string
+	Target string
+	Dur    time.Duration
+	Params map[string]string
+}
+
+func (e Event) String() string {
+	s := fmt.Sprintf("%s(%s)", e.Fault, e.Target)
+	if len(e.Params) > 0 {
+		var ps []string
+		for k, v := range e.Params {
+			ps = append(ps, k+"="+v)
+		}
+		sort.Strings(ps)
+		s += "{" + strings.Join(ps, ",") + "}"
+	}
+	s += fmt.Sprintf(" at +%v", e.At)
+	if e.Dur > 0 {
+		s += fmt.Sprintf(" for %v", e.Dur)
+	}
+	return s
+}
+
+// Faults lists the cycle's faults as text.
+func (s *Schedule) Faults() []string {
+	out := make([]string, len(s.Events))
+	for i, e := range s.Events {
+		out[i] = e.String()
+	}
+	if s.Anchor != nil && len(out) > 0 {
+		out[0] = "after command " + s.Anchor.String() + ": " + out[0]
+	}
+	return out
+}
+
+// clone copies a schedule deeply enough for the shrinker to edit it.
+func (s *Schedule) clone() *Schedule {
+	c := *s
+	c.Events = make([]Event, len(s.Events))
+	for i, e := range s.Events {
+		c.Events[i] = e
+		if e.Params != nil {
+			c.Events[i].Params = map[string]string{}
+			for k, v := range e.Params {
+				c.Events[i].Params[k] = v
+			}
+		}
+	}
+	if s.Anchor != nil {
+		a := *s.Anchor
+		c.Anchor = &a
+	}
+	return &c
+}
+
+// end is when the cycle's last fault is healed, after the anchor.
+func (s *Schedule) end() time.Duration {
+	var end time.Duration
+	for _, e := range s.Events {
+		end = max(end, e.At+e.Dur)
+	}
+	return end
+}
+
+// Name is the scenario name of the schedule.
+func (s *Schedule) Name() string { return fmt.Sprintf("hunt-%d-%d", s.Seed, s.Index) }
+
+// Compile writes the schedule as a scenario (YAML) for lock: each cycle
+// waits for the lock to be free (quiesce, resume), for the anchor, then
+// injects and heals the faults on their timeline and lets the lock settle
+// for two TTLs.
+func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenario {
+	sc := &scenarios.Scenario{
+		Name:        name,
+		Description: fmt.Sprintf("drawn by the hunt (seed %d, schedule %d): %s", s.Seed, s.Index, strings.Join(s.Faults(), "; ")),
+		Topology:    s.Topology,
+		Lock:        scenarios.Lock{Name: lock, TTL: scenarios.Duration(s.TTL), Wait: scenarios.Duration(s.TTL * 3 / 2)},
+		Workload:    s.Workload,
+		Expect:      expect,
+		// A fault may stop every grant for its whole length: only a lock
+		// that grants nothing for longer than that and two TTLs is stuck.
+		StuckAfter: scenarios.Duration(s.longest() + 2*s.TTL + time.Second),
+	}
+	sc.Allow = []string{"unavailable", "not-exercised", "fenced"}
+	n := &sc.Nemesis
+	n.Cycles = s.Cycles
+	n.Warmup = scenarios.Duration(300 * time.Millisecond)
+	n.Steps = append(n.Steps, scenarios.Step{Quiesce: true}, scenarios.Step{Resume: true})
+	within := scenarios.Duration(4 * s.TTL)
+	if s.Anchor != nil {
+		m := *s.Anchor
+		n.Steps = append(n.Steps, scenarios.Step{Await: scenarios.AwaitCommand, Command: &m, Within: within})
+	} else {
+		n.Steps = append(n.Steps, scenarios.Step{Await: "grant", Within: within})
+	}
+	type point struct {
+		at   time.Duration
+		heal bool
+		e    Event
+	}
+	var pts []point
+	for _, e := range s.Events {
+		pts = append(pts, point{at: e.At, e: e})
+		if e.Dur > 0 {
+			pts = append(pts, point{at: e.At + e.Dur, heal: true, e: e})
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].at < pts[j].at })
+	var now time.Duration
+	for _, p := range pts {
+		if d := p.at - now; d > 0 {
+			n.Steps = append(n.Steps, scenarios.Step{Sleep: scenarios.Duration(d)})
+			now = p.at
+		}
+		if p.heal {
+			n.Steps = append(n.Steps, scenarios.Step{Heal: p.e.Fault})
+			continue
+		}
+		n.Steps = append(n.Steps, scenarios.Step{Fault: p.e.Fault, Target: p.e.Target, Params: p.e.Params})
+	}
+	n.Steps = append(n.Steps, scenarios.Step{Sleep: scenarios.Duration(2 * s.TTL)}, scenarios.Step{Heal: "all"})
+	return sc
+}
+
+// longest is the longest fault of the cycle.
+func (s *Schedule) longest() time.Duration {
+	var d time.Duration
+	for _, e := range s.Events {
+		d = max(d, e.Dur)
+	}
+	return d
+}
+
+// clientTarget: a fault on clients.
+func clientFault(name string) bool {
+	switch name {
+	case "pause-client", "crash-client", "clone-client", "clock-client":
+		return true
+	}
+	return false
+}
+
+// nodeTargets are the node targets the generator draws for a topology.
+func nodeTargets(t scenarios.Topology) []string {
+	switch t.Kind {
+	case lockfault.Masters:
+		return []string{lockfault.TargetMaster, lockfault.TargetMinority, lockfault.TargetMajority, lockfault.TargetAll}
+	case lockfault.Replicated:
+		return []string{lockfault.TargetPrimary, lockfault.TargetReplica}
+	case lockfault.Etcd:
+		return []string{lockfault.TargetEtcd}
+	}
+	return []string{lockfault.TargetPrimary}
+}

@@ -1,0 +1,257 @@
+package hunt
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// shrinker minimises a failing schedule by delta debugging (DEMi's
+// approach): first over the faults of the cycle, then over each remaining
+// fault's parameters (a weaker kind, shorter, earlier), then over the
+// workload. The harness is not deterministic, so a candidate still fails
+// when the same fingerprint reappears within Tries runs; every candidate,
+// kept or dropped, and the runs it took, goes into the shrink log.
+type shrinker struct {
+	sp   *Space
+	exec Exec
+	opt  Options
+	id   string // the fingerprint to keep
+	runs int
+	n    int // candidates tried
+	log  []string
+}
+
+func (sh *shrinker) logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	sh.log = append(sh.log, line)
+	fmt.Fprintln(sh.opt.Log, "  shrink: "+line)
+}
+
+// fails runs a candidate up to Tries times (all of them when strict) and
+// says whether the fingerprint showed, and in which run's folder.
+func (sh *shrinker) fails(ctx context.Context, s *Schedule, strict bool) (bool, string, int) {
+	sh.n++
+	c := s.clone()
+	c.Index = s.Index*1000 + sh.n
+	sc := c.Compile(c.Name(), sh.sp.Info.Name, []string{"safe"})
+	var dir string
+	hits := 0
+	for t := 1; t <= sh.opt.Tries; t++ {
+		if sh.runs >= sh.opt.ShrinkRuns || ctx.Err() != nil {
+			return false, "", t - 1
+		}
+		sh.runs++
+		out, err := sh.exec(ctx, sc)
+		if err == nil && out != nil && has(Fingerprints(out.Result, sh.sp.Info), sh.id) {
+			hits++
+			dir = out.Dir
+			if !strict {
+				return true, dir, t
+			}
+		} else if strict {
+			return false, "", t
+		}
+	}
+	return strict && hits == sh.opt.Tries, dir, sh.opt.Tries
+}
+
+// shrink returns the smallest schedule that still fails, the folder of
+// one of its failing runs, and whether the original never failed again
+// (flaky: reported as such, never as fixed).
+func (sh *shrinker) shrink(ctx context.Context, orig *Schedule) (*Schedule, string, bool) {
+	ok, dir, t := sh.fails(ctx, orig, false)
+	sh.logf("original (%d faults): %s in %d of %d tries", len(orig.Events), keptWord(ok), boolInt(ok), t)
+	if !ok {
+		sh.logf("the original never failed again within %d tries: flaky, not shrunk", sh.opt.Tries)
+		return orig, "", true
+	}
+	cur := orig
+	try := func(what string, cand *Schedule, strict bool) bool {
+		if sh.runs >= sh.opt.ShrinkRuns || ctx.Err() != nil {
+			return false
+		}
+		ok, d, t := sh.fails(ctx, cand, strict)
+		sh.logf("%s: %s after %d run(s): %s", what, keptWord(ok), t, strings.Join(cand.Faults(), "; "))
+		if ok {
+			cur, dir = cand, d
+		}
+		return ok
+	}
+	// 1. The faults: drop every one, then complements of ever smaller
+	// chunks (ddmin), down to single faults.
+	if len(cur.Events) > 0 {
+		c := cur.clone()
+		c.Events = nil
+		try("drop every fault", c, false)
+	}
+	for n := 2; len(cur.Events) > 1; {
+		chunks := split(len(cur.Events), n)
+		reduced := false
+		for _, ch := range chunks {
+			c := cur.clone()
+			c.Events = append(append([]Event{}, c.Events[:ch[0]]...), c.Events[ch[1]:]...)
+			if try(fmt.Sprintf("drop faults %d..%d", ch[0]+1, ch[1]), c, false) {
+				n = max(n-1, 2)
+				reduced = true
+				break
+			}
+		}
+		if !reduced {
+			if n >= len(cur.Events) {
+				break
+			}
+			n = min(2*n, len(cur.Events))
+		}
+	}
+	// 2. The anchor: a grant instead of a command.
+	if cur.Anchor != nil {
+		c := cur.clone()
+		c.Anchor = nil
+		for i := range c.Events {
+			if c.Events[i].Target == "trigger" {
+				c.Events[i].Target = "holder"
+			}
+		}
+		try("anchor on a grant instead of "+cur.Anchor.String(), c, false)
+	}
+	// 3. Each fault's parameters: a weaker kind, half as long, at once.
+	for i := 0; i < len(cur.Events); i++ {
+		if w, ok := weaker[cur.Events[i].Fault]; ok {
+			c := cur.clone()
+			c.Events[i] = weaken(c.Events[i], w, cur.TTL)
+			try(fmt.Sprintf("fault %d: %s instead of %s", i+1, w, cur.Events[i].Fault), c, false)
+		}
+		for cur.Events[i].Dur >= 200*time.Millisecond {
+			c := cur.clone()
+			c.Events[i].Dur = (c.Events[i].Dur / 2).Round(time.Millisecond)
+			if !try(fmt.Sprintf("fault %d: %v long instead of %v", i+1, c.Events[i].Dur, cur.Events[i].Dur), c, false) {
+				break
+			}
+		}
+		if cur.Events[i].At > 0 {
+			c := cur.clone()
+			c.Events[i].At = 0
+			try(fmt.Sprintf("fault %d: at once instead of at +%v", i+1, cur.Events[i].At), c, false)
+		}
+	}
+	// 4. The workload, then the cycles (fewer cycles must fail every try:
+	// they are what makes one run reproduce).
+	for _, w := range workloadCuts {
+		c := cur.clone()
+		if w.cut(&c.Workload) {
+			try("workload: "+w.what, c, false)
+		}
+	}
+	if cur.Cycles > 1 {
+		c := cur.clone()
+		c.Cycles = 1
+		try("1 cycle instead of "+fmt.Sprint(cur.Cycles), c, true)
+	}
+	sh.logf("minimal (%d faults, was %d): %d runs for %d candidates", len(cur.Events), len(orig.Events), sh.runs, sh.n)
+	return cur, dir, false
+}
+
+// split cuts n items into k chunks: [from, to) pairs.
+func split(n, k int) [][2]int {
+	var out [][2]int
+	for i := 0; i < k; i++ {
+		from, to := i*n/k, (i+1)*n/k
+		if to > from {
+			out = append(out, [2]int{from, to})
+		}
+	}
+	return out
+}
+
+// weaker is the weaker fault each kind shrinks to.
+var weaker = map[string]string{
+	"kill":             "pause-node",
+	"power-loss":       "kill",
+	"restart":          "pause-node",
+	"partition-client": "latency",
+	"crash-client":     "pause-client",
+	"clone-client":     "pause-client",
+}
+
+func weaken(e Event, to string, ttl time.Duration) Event {
+	w := Event{Fault: to, Target: e.Target, At: e.At, Dur: e.Dur}
+	if w.Dur == 0 {
+		w.Dur = ttl
+	}
+	switch to {
+	case "kill":
+		w.Params, w.Dur = map[string]string{"restart": e.Params["restart"]}, 0
+	case "latency":
+		w.Params = map[string]string{"latency": (ttl / 2).String(), "jitter": "0s", "clients": "all"}
+	}
+	return w
+}
+
+var workloadCuts = []struct {
+	what string
+	cut  func(w *scenarios.Workload) bool
+}{
+	{"one client fewer", func(w *scenarios.Workload) bool {
+		if w.Clients <= 2 {
+			return false
+		}
+		w.Clients--
+		return true
+	}},
+	{"one key", func(w *scenarios.Workload) bool { return set(&w.Keys, 0) }},
+	{"no think time", func(w *scenarios.Workload) bool { return setD(&w.Think) }},
+	{"no re-entry", func(w *scenarios.Workload) bool { return set(&w.Reentry, 0) }},
+	{"no extends", func(w *scenarios.Workload) bool {
+		w.ExtendEvery = 0
+		return set(&w.Extends, 0)
+	}},
+	{"no old-lease releases", func(w *scenarios.Workload) bool {
+		was := w.ReleaseOld
+		w.ReleaseOld = false
+		return was
+	}},
+	{"a plain hold", func(w *scenarios.Workload) bool { return setD(&w.HoldUntilValid) }},
+	{"no validity check before writing", func(w *scenarios.Workload) bool { return setD(&w.WriteIfValid) }},
+}
+
+func set(p *int, v int) bool {
+	if *p == v {
+		return false
+	}
+	*p = v
+	return true
+}
+
+func setD(p *scenarios.Duration) bool {
+	if *p == 0 {
+		return false
+	}
+	*p = 0
+	return true
+}
+
+func keptWord(ok bool) string {
+	if ok {
+		return "fails (kept)"
+	}
+	return "passes (dropped)"
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// writeLog writes the shrink log.
+func (sh *shrinker) writeLog(path string) error {
+	head := fmt.Sprintf("# shrinking %s: a candidate still fails when %s reappears within %d run(s); %d runs spent (bound %d)\n",
+		sh.id, sh.id, sh.opt.Tries, sh.runs, sh.opt.ShrinkRuns)
+	return os.WriteFile(path, []byte(head+strings.Join(sh.log, "\n")+"\n"), 0o644)
+}

@@ -1,0 +1,136 @@
+package suite_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault/hunt"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+	"github.com/lockfault/lockfault/suite"
+)
+
+// huntLock hunts one lock of this test binary (the mutation locks are
+// registered here only) with the given budget.
+func huntLock(tb testing.TB, lock string, opt hunt.Options) *hunt.Result {
+	tb.Helper()
+	subj, err := runner.BuiltIn(context.Background(), lock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	opt.Run.Backend = backend()
+	opt.Dir = tb.TempDir()
+	if os.Getenv("LOCKFAULT_HUNT_LOG") != "" {
+		opt.Log = os.Stderr
+	}
+	res, err := hunt.Run(context.Background(), subj, opt)
+	if err != nil {
+		tb.Fatalf("hunt %s: %v", lock, err)
+	}
+	return res
+}
+
+// A lock that ignores SET NX's refusal is found by the first schedule (the
+// one without faults), shrunk to no fault at all, and its minimal scenario
+// is an ordinary scenario file that reproduces.
+func TestHuntFindsIgnoreNX(t *testing.T) {
+	res := huntLock(t, "broken-ignore-nx", hunt.Options{Seed: 7, Runs: 3, RateRuns: 3, ShrinkRuns: 8, Tries: 2})
+	if len(res.Findings) != 1 {
+		t.Fatalf("%d findings, want 1 (card: %s)", len(res.Findings), res.Dir)
+	}
+	f := res.Findings[0]
+	if f.Fingerprint.Class != "overlap" || res.UntilFound != 1 {
+		t.Errorf("found %s after %d schedules, want an overlap in the first", f.Fingerprint.ID(), res.UntilFound)
+	}
+	if len(f.Minimal.Events) != 0 || f.Rate[0] < 2 {
+		t.Errorf("minimal scenario has %d faults and reproduces in %d of %d runs; want 0 faults, at least 2 of 3", len(f.Minimal.Events), f.Rate[0], f.Rate[1])
+	}
+	sc, err := scenarios.Load(f.MinimalYAML)
+	if err != nil {
+		t.Fatalf("minimal.yaml does not load: %v", err)
+	}
+	if strings.Join(sc.Expect, ",") != "overlap" {
+		t.Errorf("minimal.yaml expects %v, want [overlap]", sc.Expect)
+	}
+	for _, name := range []string{"card.md", "hunt.json"} {
+		if _, err := os.Stat(res.Dir + "/" + name); err != nil {
+			t.Errorf("the hunt wrote no %s", name)
+		}
+	}
+}
+
+// BenchmarkHuntMutations measures the hunt against mutation locks
+// (LOCKFAULT_HUNT_LOCKS, comma separated; default every property's broken
+// lock): schedules until found, shrink time, faults before and after, the
+// minimal scenario's rate over 20 runs. Budget per lock:
+// LOCKFAULT_HUNT_TIME (default 10m).
+//
+//	LOCKFAULT_HUNT_LOCKS=broken-del-release go test ./suite -run '^$' -bench HuntMutations -benchtime 1x -timeout 0
+func BenchmarkHuntMutations(b *testing.B) {
+	budget := 10 * time.Minute
+	if v := os.Getenv("LOCKFAULT_HUNT_TIME"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		budget = d
+	}
+	locks := strings.Split(os.Getenv("LOCKFAULT_HUNT_LOCKS"), ",")
+	if locks[0] == "" {
+		locks = mutationLocks()
+	}
+	for _, lock := range locks {
+		b.Run(lock, func(b *testing.B) {
+			for range b.N {
+				// The mutation locks are the single-master lock with one slip: its
+				// known limits are theirs (a user says so with -known).
+				res := huntLock(b, lock, hunt.Options{Seed: 1, Time: budget, KnownViolations: []string{"node-clock", "failover"}})
+				if len(res.Findings) == 0 {
+					b.Logf("%s: not found in %d schedules (%v)", lock, len(res.Tried), res.Took.Round(time.Second))
+					b.ReportMetric(float64(len(res.Tried)), "schedules-tried")
+					continue
+				}
+				f := res.Findings[0]
+				b.ReportMetric(float64(res.UntilFound), "schedules-until-found")
+				b.ReportMetric(f.ShrinkTime.Seconds(), "shrink-s")
+				b.ReportMetric(float64(len(f.Original.Events)), "faults-before")
+				b.ReportMetric(float64(len(f.Minimal.Events)), "faults-after")
+				b.ReportMetric(float64(f.Rate[0]), "reproduced-of-20")
+				b.Logf("%s: %s after %d schedules; shrunk %d→%d faults in %v; rate %d/%d; minimal: %s",
+					lock, f.Fingerprint.ID(), res.UntilFound, len(f.Original.Events), len(f.Minimal.Events), f.ShrinkTime.Round(time.Second), f.Rate[0], f.Rate[1],
+					strings.Join(f.Minimal.Faults(), "; "))
+				if os.Getenv("LOCKFAULT_HUNT_KEEP") != "" {
+					b.Logf("minimal.yaml:\n%s", mustRead(f.MinimalYAML))
+				}
+			}
+		})
+	}
+}
+
+func mustRead(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return fmt.Sprint(err)
+	}
+	return string(b)
+}
+
+// mutationLocks are the properties' broken locks, each once, but those
+// whose one slip is a known limit of every single-master lock without
+// fencing (broken-correct: clock jumps and failover) or of Redlock (redlock:
+// the masters' clocks).
+func mutationLocks() []string {
+	var out []string
+	seen := map[string]bool{"broken-correct": true, "redlock": true}
+	for _, p := range suite.All() {
+		if !seen[p.Broken] {
+			seen[p.Broken] = true
+			out = append(out, p.Broken)
+		}
+	}
+	return out
+}
