@@ -177,6 +177,24 @@ func TestStuck(t *testing.T) {
 	}
 }
 
+// A free key that clients asked for only now and then, seconds apart, was
+// not stuck: only a stretch of trying (tries at most tryingGap apart) counts.
+func TestSparseTriesAreNotStuck(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 0, 0)
+	h.op++
+	h.add(history.Event{Time: 2 * ms, Kind: history.Note, Op: "crashed", Process: "c1"})
+	for i := int64(0); i < 4; i++ { // one try every 3 s
+		h.op++
+		h.add(history.Event{Time: (10 + i*3000) * ms, Kind: history.Invoke, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+		h.add(history.Event{Time: (10 + i*3000 + 100) * ms, Kind: history.Fail, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+	}
+	r := Check(h.ev, Options{StuckAfter: 2 * time.Second})
+	if classes(r)[ClassStuck] {
+		t.Fatalf("observed %v (%+v), want no stuck: nobody kept trying", r.Observed, r.Findings)
+	}
+}
+
 func TestMatch(t *testing.T) {
 	cases := []struct {
 		obs, exp, allow []string

@@ -10,13 +10,16 @@ import (
 
 // gaps returns, per key, the stretches with no holder in which clients were
 // trying to acquire: the complement of the key's holds within the span of
-// its acquire activity, keeping only stretches that contain an attempt.
+// its acquire activity, cut to the parts in which an acquire was under way
+// (a key nobody asked for while it was free was not unavailable to
+// anyone).
 func gaps(in *input) map[string][][2]int64 {
 	type act struct {
 		first, last int64
-		attempts    []int64
+		tries       [][2]int64 // acquire calls: invoke, completion (or the end)
 	}
 	acts := map[string]*act{}
+	open := map[int64]int{} // op id -> index in its key's tries
 	for i, e := range in.events {
 		if e.Op != history.OpAcquire {
 			continue
@@ -29,7 +32,11 @@ func gaps(in *input) map[string][][2]int64 {
 		}
 		a.last = e.Time
 		if e.Kind == history.Invoke {
-			a.attempts = append(a.attempts, e.Time)
+			open[e.OpID] = len(a.tries)
+			a.tries = append(a.tries, [2]int64{e.Time, 1<<63 - 1})
+		} else if j, ok := open[e.OpID]; ok && j < len(a.tries) {
+			a.tries[j][1] = e.Time
+			delete(open, e.OpID)
 		}
 	}
 	out := map[string][][2]int64{}
@@ -54,14 +61,30 @@ func gaps(in *input) map[string][][2]int64 {
 			free = append(free, iv{cur, a.last})
 		}
 		for _, f := range free {
-			i := sort.Search(len(a.attempts), func(i int) bool { return a.attempts[i] >= f.a })
-			if i < len(a.attempts) && a.attempts[i] <= f.b && f.b > f.a {
-				out[k] = append(out[k], [2]int64{f.a, f.b})
+			// The stretch's parts in which clients kept trying: its acquire
+			// calls, joined across pauses of at most tryingGap (a client's
+			// think time between tries).
+			var parts [][2]int64
+			for _, t := range a.tries { // ordered by invoke
+				if t[0] >= f.b || t[1] <= f.a {
+					continue
+				}
+				p := [2]int64{max(t[0], f.a), min(t[1], f.b)}
+				if n := len(parts); n > 0 && p[0]-parts[n-1][1] <= int64(tryingGap) {
+					parts[n-1][1] = max(parts[n-1][1], p[1])
+					continue
+				}
+				parts = append(parts, p)
 			}
+			out[k] = append(out[k], parts...)
 		}
 	}
 	return out
 }
+
+// tryingGap: two acquire calls at most this far apart are one stretch of
+// trying (a client thinks between tries).
+const tryingGap = 1500 * time.Millisecond
 
 func maxUnavailable(in *input) int64 {
 	var m int64

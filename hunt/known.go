@@ -88,8 +88,18 @@ var limitOf = map[string]string{
 // BuiltInLimits are a built-in lock's known limits, from the promise table
 // (the suite's table of the properties each lock is known to break).
 func BuiltInLimits(lock string) []string {
-	var out []string
+	var props []string
 	for p := range suite.KnownViolations(lock) {
+		props = append(props, p)
+	}
+	return LimitsOf(props)
+}
+
+// LimitsOf maps properties a lock is known to break to the known limits
+// they stand for (a property no fault class captures maps to none).
+func LimitsOf(properties []string) []string {
+	var out []string
+	for _, p := range properties {
 		if l, ok := limitOf[p]; ok && !slices.Contains(out, l) {
 			out = append(out, l)
 		}

@@ -25,6 +25,13 @@ const (
 	MaxExtra = 200
 )
 
+// runRecord: a scenario file a run wrote into its report folder (beside
+// its run.json), as a hunt's folder holds one per run: not a saved scenario.
+func runRecord(f string) bool {
+	_, err := os.Stat(filepath.Join(filepath.Dir(f), "run.json"))
+	return err == nil
+}
+
 // Extra is one saved scenario.
 type Extra struct {
 	Name     string // the row's name: extra/<scenario name>
@@ -47,7 +54,7 @@ func LoadExtra(paths []string) ([]Extra, error) {
 			continue
 		}
 		err = filepath.WalkDir(p, func(f string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() && strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, "original.yaml") {
+			if err == nil && !d.IsDir() && strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, "original.yaml") && !runRecord(f) {
 				files = append(files, f)
 			}
 			if len(files) > MaxExtra {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/hunt"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
@@ -38,7 +39,7 @@ func huntLock(tb testing.TB, lock string, opt hunt.Options) *hunt.Result {
 // one without faults), shrunk to no fault at all, and its minimal scenario
 // is an ordinary scenario file that reproduces.
 func TestHuntFindsIgnoreNX(t *testing.T) {
-	res := huntLock(t, "broken-ignore-nx", hunt.Options{Seed: 7, Runs: 3, RateRuns: 3, ShrinkRuns: 8, Tries: 2})
+	res := huntLock(t, "broken-ignore-nx", hunt.Options{Seed: 7, Runs: 3, RateRuns: 2, ShrinkRuns: 4, Tries: 1})
 	if len(res.Findings) != 1 {
 		t.Fatalf("%d findings, want 1 (card: %s)", len(res.Findings), res.Dir)
 	}
@@ -47,7 +48,7 @@ func TestHuntFindsIgnoreNX(t *testing.T) {
 		t.Errorf("found %s after %d schedules, want an overlap in the first", f.Fingerprint.ID(), res.UntilFound)
 	}
 	if len(f.Minimal.Events) != 0 || f.Rate[0] < 2 {
-		t.Errorf("minimal scenario has %d faults and reproduces in %d of %d runs; want 0 faults, at least 2 of 3", len(f.Minimal.Events), f.Rate[0], f.Rate[1])
+		t.Errorf("minimal scenario has %d faults and reproduces in %d of %d runs; want 0 faults, 2 of 2", len(f.Minimal.Events), f.Rate[0], f.Rate[1])
 	}
 	sc, err := scenarios.Load(f.MinimalYAML)
 	if err != nil {
@@ -59,6 +60,24 @@ func TestHuntFindsIgnoreNX(t *testing.T) {
 	for _, name := range []string{"card.md", "hunt.json"} {
 		if _, err := os.Stat(res.Dir + "/" + name); err != nil {
 			t.Errorf("the hunt wrote no %s", name)
+		}
+	}
+
+	// The hunt's folder is a regression set (-extra): its one minimal
+	// scenario, not the scenario files of its runs; it fails on the broken
+	// lock and holds on the correct one.
+	extra, err := suite.LoadExtra([]string{res.Dir})
+	if err != nil || len(extra) != 1 || extra[0].Path != f.MinimalYAML {
+		t.Fatalf("-extra of the hunt's folder: %v, %v; want its minimal.yaml alone", extra, err)
+	}
+	for lock, want := range map[string]card.Outcome{"broken-ignore-nx": card.Violated, "broken-correct": card.Held} {
+		subj, err := runner.BuiltIn(context.Background(), lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := suite.RunExtra(context.Background(), extra[0], subj, suite.Options{Run: runner.Options{Backend: backend(), ReportsDir: t.TempDir()}}.WithDefaults())
+		if row.Outcome != want {
+			t.Errorf("the finding as a regression against %s: %s, want %s", lock, row.Summary(), want)
 		}
 	}
 }

@@ -67,6 +67,7 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	exec := &builtin.Executor{Options: runner.Options{Backend: *backend}, Cycles: *cycles}
+	exec.Hunt = builtin.Hunter(exec.Options, 20)
 	sum, err := campaign.Run(ctx, d, sh, exec, *results, *parallel)
 	fmt.Fprintf(stdout, "campaign %s shard %s: %d runs assigned, %d done now, %d done before, %d cut short: %s\n",
 		d.Name, sh, sum.Assigned, sum.Done, sum.Skipped, sum.Dropped, *results)

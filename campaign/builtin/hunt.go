@@ -1,0 +1,44 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/lockfault/lockfault/campaign"
+	"github.com/lockfault/lockfault/hunt"
+	"github.com/lockfault/lockfault/runner"
+)
+
+// HuntSchedules is how many schedules one hunt item (one seed) tries.
+const HuntSchedules = 10
+
+// Hunter returns the Executor's Hunt: one seed is a hunt of HuntSchedules
+// schedules that stops at its first violation, shrinks it and measures the
+// minimal scenario over rateRuns runs. Held: nothing found; violated: the
+// violation, with its minimal scenario; unknown: no schedule proved
+// anything.
+func Hunter(opt runner.Options, rateRuns int) func(ctx context.Context, subj runner.Subject, seed int64, dir string) campaign.Result {
+	return func(ctx context.Context, subj runner.Subject, seed int64, dir string) campaign.Result {
+		var res campaign.Result
+		o := hunt.Options{Seed: seed, Runs: HuntSchedules, RateRuns: rateRuns, Run: opt, Dir: dir}
+		r, err := hunt.Run(ctx, subj, o)
+		switch {
+		case err != nil:
+			res.Outcome, res.Finding = campaign.HarnessError, err.Error()
+		case r.Interrupted:
+			res.Outcome, res.Finding = campaign.HarnessError, "interrupted"
+		case len(r.Findings) > 0:
+			f := r.Findings[0]
+			res.Outcome, res.Observed = campaign.Violated, []string{f.Fingerprint.Class}
+			res.Finding = fmt.Sprintf("%s: %s (minimal scenario: %d faults, reproduces in %d of %d runs)", f.Fingerprint.ID(), f.Fingerprint.Detail, len(f.Minimal.Events), f.Rate[0], f.Rate[1])
+			res.Report = filepath.Join(r.Dir, "card.md")
+		case r.Inconclusive == len(r.Tried):
+			res.Outcome, res.Finding = campaign.Unknown, fmt.Sprintf("none of the %d schedules proved anything", len(r.Tried))
+		default:
+			res.Outcome, res.Report = campaign.Held, filepath.Join(r.Dir, "card.md")
+			res.Observed = []string{"safe"}
+		}
+		return res
+	}
+}
