@@ -120,6 +120,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
 	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
 	$(GO) test -run '^$$' -bench HarnessThroughput -benchtime 1x ./runner/
+	$(GO) test -run '^$$' -bench HuntSchedules -benchtime 1x -timeout 30m ./hunt/
 
 bench-scenarios: build image
 	@bash bench/scenarios.sh
@@ -130,7 +131,7 @@ bench-claims: build image
 # Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
 # seed corpora (testdata/fuzz/) also run as plain tests in `make test`.
 FUZZTIME ?= 10m
-FUZZPKGS ?= ./scenarios ./checker ./worker
+FUZZPKGS ?= ./scenarios ./checker ./worker ./history ./card ./resp
 fuzz:
 	@for pkg in $(FUZZPKGS); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
