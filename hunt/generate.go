@@ -111,8 +111,8 @@ func (g *Generator) Next() *Schedule {
 		return s
 	}
 	nf := 1 + g.rng.IntN(3)
-	if len(sp.Commands) > 0 && g.chance(0.4) {
-		s.Anchor = g.anchor()
+	if shapes := g.shapesFor(s.Workload); len(shapes) > 0 && g.chance(0.4) {
+		s.Anchor = g.anchor(shapes)
 	}
 	used := map[string]bool{}
 	for i := 0; i < nf && len(used) < len(sp.Faults); i++ {
@@ -183,11 +183,24 @@ func (g *Generator) fitWorkload(s *Schedule) {
 	}
 }
 
+// shapesFor are the seen commands of the operations a workload performs
+// (an extend's commands only when it extends).
+func (g *Generator) shapesFor(w scenarios.Workload) []resp.Shape {
+	var out []resp.Shape
+	for _, c := range g.space.Commands {
+		if c.Op == scenarios.OpExtend && w.Extends == 0 {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // anchor draws a command boundary from the commands the lock was seen to
 // send: a command of one of its operations, before it is sent, when its
 // reply comes back, or once the client has read the reply.
-func (g *Generator) anchor() *scenarios.CommandMatch {
-	sh := g.space.Commands[g.rng.IntN(len(g.space.Commands))]
+func (g *Generator) anchor(shapes []resp.Shape) *scenarios.CommandMatch {
+	sh := shapes[g.rng.IntN(len(shapes))]
 	m := &scenarios.CommandMatch{Name: sh.Name, Op: sh.Op, At: g.of([]string{scenarios.AtRequest, scenarios.AtReply, scenarios.AtAfterReply})}
 	if strings.Contains(m.Name, " ") {
 		m.Name = strings.Fields(m.Name)[0]

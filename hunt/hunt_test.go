@@ -2,6 +2,8 @@ package hunt
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -168,5 +170,46 @@ func TestOptionsRefuseBadInput(t *testing.T) {
 		if err := o.Check(); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
+	}
+}
+
+// An interrupted hunt keeps the findings it had, says it was interrupted,
+// and its card is written; the budget of runs is kept.
+func TestInterruptedHuntKeepsItsFindings(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs := 0
+	exec := fakeExec(func(sc *scenarios.Scenario) bool {
+		if runs >= 4 {
+			cancel() // Ctrl-C while shrinking
+		}
+		return pausedFor(sc) > 0
+	}, &runs)
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, []string{"node-restart", "partition", "latency", "node-pause", "client-crash", "client-clock", "node-clock"})
+	opt := Options{Seed: 5, Runs: 50, Dir: t.TempDir()}
+	if err := opt.Check(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Hunt(ctx, sp, exec, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || len(res.Findings) != 1 {
+		t.Fatalf("interrupted %v with %d findings, want interrupted with 1", res.Interrupted, len(res.Findings))
+	}
+	if err := WriteCard(res); err != nil {
+		t.Fatal(err)
+	}
+	card, _ := os.ReadFile(filepath.Join(opt.Dir, "card.md"))
+	if !strings.Contains(string(card), "INTERRUPTED") || !strings.Contains(string(card), "overlap/both-valid") {
+		t.Errorf("the card of an interrupted hunt:\n%s", card)
+	}
+
+	// Within budget: Runs schedules at most.
+	runs = 0
+	opt.Runs = 3
+	res, _ = Hunt(context.Background(), NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, nil), fakeExec(func(*scenarios.Scenario) bool { return false }, &runs), opt)
+	if len(res.Tried) != 3 || runs != 3 || len(res.Findings) != 0 {
+		t.Errorf("a budget of 3 ran %d schedules (%d runs), %d findings", len(res.Tried), runs, len(res.Findings))
 	}
 }

@@ -14,8 +14,9 @@ import (
 // the workload and one cycle's faults on a timeline. Compile turns it into
 // an ordinary scenario; the shrinker edits it.
 type Schedule struct {
-	Seed  int64 // the generator's seed
-	Index int   // which schedule of the seed (1-based)
+	Seed   int64 // the generator's seed
+	Index  int   // which schedule of the seed (1-based)
+	Shrink int   // which shrinking candidate of it (0: as drawn)
 
 	Topology scenarios.Topology
 	TTL      time.Duration
@@ -95,7 +96,12 @@ func (s *Schedule) end() time.Duration {
 }
 
 // Name is the scenario name of the schedule.
-func (s *Schedule) Name() string { return fmt.Sprintf("hunt-%d-%d", s.Seed, s.Index) }
+func (s *Schedule) Name() string {
+	if s.Shrink > 0 {
+		return fmt.Sprintf("hunt-%d-%d-s%d", s.Seed, s.Index, s.Shrink)
+	}
+	return fmt.Sprintf("hunt-%d-%d", s.Seed, s.Index)
+}
 
 // Compile writes the schedule as a scenario (YAML) for lock: each cycle
 // waits for the lock to be free (quiesce, resume), for the anchor, then

@@ -37,7 +37,7 @@ func (sh *shrinker) logf(format string, args ...any) {
 func (sh *shrinker) fails(ctx context.Context, s *Schedule, strict bool) (bool, string, int) {
 	sh.n++
 	c := s.clone()
-	c.Index = s.Index*1000 + sh.n
+	c.Shrink = sh.n
 	sc := c.Compile(c.Name(), sh.sp.Info.Name, []string{"safe"})
 	var dir string
 	hits := 0
