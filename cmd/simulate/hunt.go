@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/lockfault/lockfault/hunt"
 	"github.com/lockfault/lockfault/runner"
@@ -17,7 +18,7 @@ func cmdHunt(args []string, stdout, stderr io.Writer) int {
 	backend := f.backend()
 	lock := f.String("lock", "", "the lock to hunt: a built-in (see simulate list), or with -worker the name the worker should declare")
 	workerLine := f.String("worker", "", "start this command as every client's worker (docs/PROTOCOL.md)")
-	known := f.String("known", "", "comma-separated known limits of the lock: their faults are never drawn (allowed: "+joinNames(hunt.LimitNames())+"); a built-in lock's come from its promise table")
+	known := f.String("known", "", "comma-separated known limits of the lock: their faults are never drawn (allowed: "+strings.Join(hunt.LimitNames(), ", ")+"); a built-in lock's come from its promise table")
 	f.IntVar(&opt.Runs, "runs", 0, fmt.Sprintf("schedules to try at most (1 to %d; 0: only -time bounds the hunt)", hunt.MaxRuns))
 	f.DurationVar(&opt.Time, "time", 0, "wall time to spend at most (e.g. 10m; 0: only -runs bounds the hunt)")
 	f.Int64Var(&opt.Seed, "seed", 0, "the generator's seed (0: from the time; printed, recorded)")
@@ -59,15 +60,4 @@ func cmdHunt(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func joinNames(xs []string) string {
-	out := ""
-	for i, x := range xs {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
 }

@@ -33,6 +33,14 @@ func TestBadInputIsRefusedClearly(t *testing.T) {
 		{[]string{"run", "-cycles", "0", "master-failover"}, "-cycles 0: want 1 to 1000"},
 		{[]string{"claims", "-cycles", "-1"}, "-cycles -1: want 1 to 1000"},
 		{[]string{"claims", "-only", "C99"}, `nothing matches -only "C99"`},
+		// A hunt's bad input, before anything starts.
+		{[]string{"hunt", "-lock", "single"}, "no budget: give -runs N or -time D"},
+		{[]string{"hunt", "-lock", "single", "-runs", "0", "-time", "0s"}, "no budget"},
+		{[]string{"hunt", "-lock", "single", "-runs", "1", "-known", "failover,gremlins"}, `unknown known limit "gremlins" (allowed: failover, node-clock`},
+		{[]string{"hunt", "-lock", "single", "-runs", "-3"}, "-runs -3: want 1 to"},
+		{[]string{"hunt", "-lock", "single", "-time", "10ms"}, "-time 10ms: want at least 1s"},
+		{[]string{"hunt", "-lock", "nope", "-runs", "1"}, `unknown lock "nope"`},
+		{[]string{"hunt", "-lock", "single", "-runs", "1", "extra"}, `unexpected argument "extra"`},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(c.args...)
