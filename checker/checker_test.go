@@ -302,3 +302,18 @@ func TestExtendAfterReleaseIsStale(t *testing.T) {
 		}
 	}
 }
+
+// A worker that dies on its own is a finding wherever it dies, the warmup
+// before the first cycle included.
+func TestDeathInTheWarmupIsDied(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 0, 0)
+	h.add(history.Event{Time: 5 * ms, Kind: history.Note, Op: history.NoteCrashed, Process: "c1"})
+	h.add(history.Event{Time: 10 * ms, Kind: history.Note, Op: history.NoteCycle, Cycle: 1})
+	h.grant("c2", "c2-1", 20*ms, 21*ms, 0, 0)
+	h.cs("c2", "c2-1", 22*ms, 23*ms, 1)
+	r := Check(h.ev, Options{Evidence: &Evidence{}})
+	if !classes(r)[ClassDied] {
+		t.Fatalf("observed %v, want died (c1 died in the warmup)", r.Observed)
+	}
+}

@@ -94,8 +94,12 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 	for _, f := range found {
 		flagged[cycleOf(starts, f.From)] = true
 	}
-	for _, c := range ev.Cycles[1:] {
+	// Deaths in the warmup (cycle 0) count too: the lock's process died.
+	for _, c := range ev.Cycles {
 		at := cycleStart(starts, c.Cycle)
+		if c.Cycle == 0 && len(in.events) > 0 {
+			at = in.events[0].Time
+		}
 		for _, client := range c.Crashed {
 			out = append(out, Finding{Class: ClassDied, Clients: []string{client}, From: at, To: at, Cycle: c.Cycle,
 				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited in cycle %d without the schedule killing it (workers.log has its last words)", client, c.Cycle)})

@@ -136,8 +136,10 @@ func TestDockerRedisNode(t *testing.T) {
 	// As with a crashed process on a live host, the address refuses at once.
 	t0 = time.Now()
 	_, err = net.DialTimeout("tcp", n.Addr(), 3*time.Second)
-	if !errors.Is(err, syscall.ECONNREFUSED) || time.Since(t0) > time.Second {
-		t.Errorf("dial to a killed node: %v after %v, want connection refused at once", err, time.Since(t0))
+	// Refused (not a timeout of a blackholed address): its wall time is not
+	// asserted.
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dial to a killed node: %v after %v, want connection refused", err, time.Since(t0))
 	}
 	addr := n.Addr()
 	if err := n.Signal(ctx, syscall.SIGSTOP); err == nil {

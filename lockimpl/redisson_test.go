@@ -322,8 +322,11 @@ func TestRedissonWaiterWokenByUnlockMessage(t *testing.T) {
 		t.Fatalf("waiter: %v", r.err)
 	}
 	woke := r.at.Sub(unlock)
-	if woke > 50*time.Millisecond {
-		t.Fatalf("waiter returned %v after the unlock, want within 50ms", woke)
+	// Woken by the unlock message, not by the key's expiry seconds later:
+	// the bound is far from both (a loaded machine delays a wake-up by
+	// tens of ms, never by seconds).
+	if woke > time.Second {
+		t.Fatalf("waiter returned %v after the unlock, want it woken by the unlock message, long before the key's %v were up", woke, pttl)
 	}
 	t.Logf("waiter returned %v after the unlock (key had %v left)", woke, pttl)
 	if v, _ := raw.HGet(ctx, key, redissonID(t, b)).Int(); v != 1 {
