@@ -36,8 +36,8 @@ func (f Fingerprint) ID() string {
 
 // Fingerprints are the violations of a result the hunt reports, one per
 // identity, minus what a lock without fencing cannot prevent (a client
-// acting after its own lease ran out: a stale access, and the corruption
-// it causes when it is the only overlap).
+// acting after its own lease ran out: a stale access). A corruption that
+// comes with an overlap is that overlap's doing, not a violation of its own.
 func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 	if res == nil {
 		return nil
@@ -61,7 +61,9 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 		if f.Class == checker.ClassOverlap && excusedStale(info, f.Kind) {
 			continue
 		}
-		if f.Class == checker.ClassCorruption && excused > 0 && reported == 0 {
+		if f.Class == checker.ClassCorruption && (reported > 0 || excused > 0) {
+			// What an overlap did to the resource: the overlap is the
+			// violation (or, if excused, so is this).
 			continue
 		}
 		kind := f.Kind
