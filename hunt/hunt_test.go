@@ -213,3 +213,36 @@ func TestInterruptedHuntKeepsItsFindings(t *testing.T) {
 		t.Errorf("a budget of 3 ran %d schedules (%d runs), %d findings", len(res.Tried), runs, len(res.Findings))
 	}
 }
+
+// What the hunt reports of a result: a stale access only for a lock that
+// claims fencing; a corruption alone, never beside an overlap; died and
+// stuck; never unavailable or not-exercised.
+func TestFingerprints(t *testing.T) {
+	plain := lockimpl.Info{Name: "p", Needs: lockimpl.NeedsSingle}
+	fenced := lockimpl.Info{Name: "f", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapFencing}}
+	f := func(class, kind string) checker.Finding { return checker.Finding{Class: class, Kind: kind} }
+	ids := func(fps []Fingerprint) string {
+		var out []string
+		for _, fp := range fps {
+			out = append(out, fp.ID())
+		}
+		return strings.Join(out, ",")
+	}
+	cases := []struct {
+		info     lockimpl.Info
+		findings []checker.Finding
+		want     string
+	}{
+		{plain, []checker.Finding{f("overlap", "stale-access"), f("corruption", "")}, ""},
+		{fenced, []checker.Finding{f("overlap", "stale-access"), f("corruption", "")}, "overlap/stale-access"},
+		{plain, []checker.Finding{f("overlap", "both-valid"), f("corruption", ""), f("overlap", "both-valid")}, "overlap/both-valid"},
+		{plain, []checker.Finding{f("corruption", "")}, "corruption"},
+		{plain, []checker.Finding{f("unavailable", ""), f("not-exercised", ""), f("fenced", "")}, ""},
+		{plain, []checker.Finding{f("died", ""), f("stuck", ""), f("stale-extend", ""), f("fence-inversion", "")}, "died,stuck,stale-extend,fence-inversion"},
+	}
+	for i, c := range cases {
+		if got := ids(Fingerprints(&checker.Result{Findings: c.findings}, c.info)); got != c.want {
+			t.Errorf("case %d: %q, want %q", i, got, c.want)
+		}
+	}
+}
