@@ -13,11 +13,11 @@ declare(strict_types=1);
  * PhpRedisLock. The protocol is examples/php-lockfault/Worker.php; this
  * file only maps it:
  *
- *   acquire  $store->lock(key, seconds): wait_ms 0 -> get() (one SET NX EX),
- *            else block(seconds of wait, rounded up) (SET every 250 ms,
- *            or the option block_sleep_ms, until that many seconds of
- *            wall-clock time passed). true -> ok; false or
- *            LockTimeoutException -> fail; a RedisException -> info.
+ *   acquire  $store->lock(key, seconds)->get() (one SET NX EX), again
+ *            every 250 ms (the option block_sleep_ms, as block() would)
+ *            until wait_ms has passed: block() itself counts its wait in
+ *            whole seconds of time() and gives up early. true -> ok; false
+ *            -> fail; a RedisException -> info.
  *   release  $lock->release() (compare the owner and delete, in Lua): true
  *            -> ok, false (not this owner's) -> fail, RedisException -> info.
  *   extend   none in Laravel 8 (not-supported).
@@ -53,7 +53,7 @@ final class Laravel extends Adapter
     public string $needs = 'single';
     public array $caps = [];
     public array $options = ['block_sleep_ms' => [null, "the wait between attempts of a blocking acquire (betweenBlockedAttemptsSleepFor, default 250)"]];
-    public bool $readsWallClock = true; // block() measures its wait with time()
+    public bool $readsWallClock = false; // SET NX EX: the server keeps the time; the wait is measured on hrtime
     private array $ep = [];
     private string $addr = '';
     private ?RedisStore $store = null;
@@ -102,15 +102,23 @@ final class Laravel extends Adapter
         $start = Lockfault\now();
         try {
             $lock = $this->store()->lock($key, $seconds);
-            $lock->betweenBlockedAttemptsSleepFor($this->sleepMs);
-            $ok = $waitMs === 0 ? $lock->get() : $lock->block(intdiv($waitMs + 999, 1000));
-        } catch (LockTimeoutException) {
-            throw new Fail('LockTimeoutException: not acquired within wait_ms (rounded up to seconds)');
+            // Laravel's block($seconds) measures its wait in whole seconds of
+            // time(): started at x.9 s, block(1) gives up after one sleep.
+            // The worker keeps trying, get() every sleep_ms, until wait_ms
+            // (in ms) has run out.
+            $deadline = Lockfault\now() + $waitMs * 1000000;
+            while (!($ok = $lock->get())) {
+                $left = intdiv($deadline - Lockfault\now(), 1000000);
+                if ($left <= 0) {
+                    break;
+                }
+                usleep(min($this->sleepMs, $left) * 1000);
+            }
         } catch (\RedisException $e) {
             throw new Unknown('RedisException: ' . $e->getMessage());
         }
         if (!$ok) {
-            throw new Fail('lock not acquired');
+            throw new Fail('lock not acquired within wait_ms');
         }
         return new Grant($lock, $lock->owner(), 0, Lockfault\until($start, $seconds * 1000));
     }

@@ -677,9 +677,34 @@ final class Worker
                 // the worker refuses it and says why
             }
         }
-        if (fwrite($out, $line === null ? "X\n" : "L$line\n") === false) {
+        if (!self::writeAll($out, $line === null ? "X\n" : "L$line\n")) {
             exit(0);
         }
+    }
+
+    /**
+     * Writes all of $data to a non-blocking stream: a long line (up to
+     * MAX_LINE) does not fit the socket's buffer at once, and a partial
+     * fwrite would cut it.
+     */
+    private static function writeAll($out, string $data): bool
+    {
+        while ($data !== '') {
+            $n = @fwrite($out, $data);
+            if ($n === false) {
+                return false;
+            }
+            if ($n === 0) {
+                $r = $e = null;
+                $w = [$out];
+                if (@stream_select($r, $w, $e, 1) === false) {
+                    return false;
+                }
+                continue;
+            }
+            $data = substr($data, $n);
+        }
+        return true;
     }
 
     // -- commands --

@@ -20,7 +20,9 @@ declare(strict_types=1);
  *            error -> info, without one (the key is still this grant's on
  *            the servers after the delete) -> fail. symfony/lock deletes a
  *            grant only where it is this grant's, and releasing a lease it
- *            no longer holds returns normally: ok, nothing deleted.
+ *            no longer holds returns normally (nothing deleted): the worker
+ *            asks $lock->isAcquired() first, and a lease that is gone is a
+ *            fail (a server error on that question -> info).
  *   extend   $lock->refresh(ttl): LockConflictedException (not this grant's
  *            any more), LockExpiredException -> fail; LockAcquiringException
  *            -> info.
@@ -87,10 +89,13 @@ abstract class SymfonyLock extends Adapter
                 // jitter keeps contending clients from retrying in step
                 // (split votes over several stores, again and again).
                 $sleep = 100 + random_int(-10, 10);
-                if (Lockfault\now() + $sleep * 1000000 > $deadline) {
+                $left = intdiv($deadline - Lockfault\now(), 1000000);
+                if ($left <= 0) {
                     throw new Fail('lock not acquired within wait_ms');
                 }
-                $this->worker->idle($sleep);
+                // The last try falls at the deadline, not a sleep before it:
+                // wait_ms is how long to keep trying.
+                $this->worker->idle(min($sleep, $left));
             }
         } catch (LockExpiredException $e) {
             throw new Fail('LockExpiredException: ' . $e->getMessage());
@@ -103,6 +108,18 @@ abstract class SymfonyLock extends Adapter
     public function release(mixed $lock): void
     {
         try {
+            // symfony's release of a key that is no longer this lease's
+            // deletes nothing and says nothing (its check afterwards finds
+            // no key of this token): ask first, so that releasing a lease
+            // that is gone is a refusal, as the protocol wants.
+            try {
+                $held = $lock->isAcquired();
+            } catch (\RedisException $e) {
+                throw new Unknown('RedisException: ' . $e->getMessage());
+            }
+            if (!$held) {
+                throw new Fail('the lease is not held (symfony: isAcquired is false)');
+            }
             $lock->release();
         } catch (LockReleasingException $e) {
             if ($e->getPrevious() !== null) {

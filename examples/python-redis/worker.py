@@ -22,6 +22,7 @@ expire before that instant, because the SET that created it came later.
 
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python-lockfault"))
 import lockfault_worker as lw  # noqa: E402
@@ -108,8 +109,16 @@ class RedisPy(lw.Adapter):
     def acquire(self, key, ttl_ms, wait_ms):
         lk = redis.lock.Lock(self.redis, key, timeout=ttl_ms / 1000, sleep=self.sleep, blocking_timeout=wait_ms / 1000)
         start = lw.now()
+        deadline = time.monotonic() + wait_ms / 1000
         try:
-            ok = lk.acquire()
+            # redis-py gives up as soon as its next try (every `sleep`)
+            # would fall after blocking_timeout: keep calling it until
+            # wait_ms has run out, as a caller that means "wait that long"
+            # must.
+            ok = lk.acquire(blocking_timeout=wait_ms / 1000)
+            while not ok and time.monotonic() < deadline:
+                time.sleep(min(self.sleep, max(0.0, deadline - time.monotonic())))
+                ok = lk.acquire(blocking=False)
         except redis.exceptions.RedisError as e:
             raise lw.Unknown("%s: %s" % (type(e).__name__, e))
         if not ok:

@@ -16,6 +16,7 @@ of its decisions.
 import asyncio
 import os
 import sys
+import time
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python-lockfault"))
@@ -76,8 +77,14 @@ class RedisPyAsyncio(RedisPy):
     async def _acquire(self, key, ttl_ms, wait_ms):
         lk = redis.asyncio.lock.Lock(self.redis, key, timeout=ttl_ms / 1000, sleep=self.sleep, blocking_timeout=wait_ms / 1000)
         start = lw.now()
+        deadline = time.monotonic() + wait_ms / 1000
         try:
-            ok = await lk.acquire()
+            # As worker.py: keep trying until wait_ms has run out (redis-py
+            # stops when its next try would fall after blocking_timeout).
+            ok = await lk.acquire(blocking_timeout=wait_ms / 1000)
+            while not ok and time.monotonic() < deadline:
+                await asyncio.sleep(min(self.sleep, max(0.0, deadline - time.monotonic())))
+                ok = await lk.acquire(blocking=False)
         except redis.exceptions.RedisError as e:
             raise lw.Unknown("%s: %s" % (type(e).__name__, e))
         if not ok:

@@ -183,7 +183,13 @@ class Tooz(lw.Adapter):
             coord = self.coordinator(ttl_s)
             lock = coord.get_lock(key.encode())
             start = lw.now()
+            deadline = time.monotonic() + wait_ms / 1000
             ok = lock.acquire(blocking=wait_ms / 1000 if wait_ms else False)
+            # tooz hands the wait to redis-py, which gives up as soon as its
+            # next try would fall after it: keep trying until wait_ms ran out.
+            while not ok and time.monotonic() < deadline:
+                time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+                ok = lock.acquire(blocking=False)
         except tooz.ToozError as e:
             raise lw.Unknown("%s: %s" % (type(e).__name__, e))
         if not ok:
@@ -219,4 +225,9 @@ class Tooz(lw.Adapter):
 
 
 if __name__ == "__main__":
-    sys.exit(lw.main(Tooz))
+    code = lw.main(Tooz)
+    # The interpreter's own exit would wait for the tooz import still under
+    # way in its thread (seconds on a loaded machine): a worker told to shut
+    # down exits now, its output flushed and its locks' close already done.
+    sys.stdout.flush()
+    os._exit(code)
