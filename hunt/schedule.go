@@ -160,11 +160,15 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 	return sc
 }
 
-// longest is the longest fault of the cycle.
+// longest is the longest fault of the cycle: its length, or how long it
+// keeps a node down (a kill's or power loss's restart delay).
 func (s *Schedule) longest() time.Duration {
 	var d time.Duration
 	for _, e := range s.Events {
 		d = max(d, e.Dur)
+		if r, err := time.ParseDuration(e.Params["restart"]); err == nil {
+			d = max(d, r)
+		}
 	}
 	return d
 }
