@@ -86,15 +86,6 @@ func (s *Schedule) clone() *Schedule {
 	return &c
 }
 
-// end is when the cycle's last fault is healed, after the anchor.
-func (s *Schedule) end() time.Duration {
-	var end time.Duration
-	for _, e := range s.Events {
-		end = max(end, e.At+e.Dur)
-	}
-	return end
-}
-
 // Name is the scenario name of the schedule.
 func (s *Schedule) Name() string {
 	if s.Shrink > 0 {
@@ -115,9 +106,10 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 		Lock:        scenarios.Lock{Name: lock, TTL: scenarios.Duration(s.TTL), Wait: scenarios.Duration(s.TTL * 3 / 2)},
 		Workload:    s.Workload,
 		Expect:      expect,
-		// A fault may stop every grant for its whole length: only a lock
-		// that grants nothing for longer than that and two TTLs is stuck.
-		StuckAfter: scenarios.Duration(s.longest() + 2*s.TTL + time.Second),
+		// The faults may stop every grant for as long as they last: only a
+		// lock that grants nothing for longer than that and two TTLs is
+		// stuck.
+		StuckAfter: scenarios.Duration(s.span() + 2*s.TTL + time.Second),
 	}
 	sc.Allow = []string{"unavailable", "not-exercised", "fenced"}
 	n := &sc.Nemesis
@@ -160,14 +152,15 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 	return sc
 }
 
-// longest is the longest fault of the cycle: its length, or how long it
-// keeps a node down (a kill's or power loss's restart delay).
-func (s *Schedule) longest() time.Duration {
+// span is how long the cycle's faults last from the anchor: until the last
+// one is healed, or a node it killed is back (a kill's or power loss's
+// restart delay).
+func (s *Schedule) span() time.Duration {
 	var d time.Duration
 	for _, e := range s.Events {
-		d = max(d, e.Dur)
+		d = max(d, e.At+e.Dur)
 		if r, err := time.ParseDuration(e.Params["restart"]); err == nil {
-			d = max(d, r)
+			d = max(d, e.At+r)
 		}
 	}
 	return d
