@@ -90,7 +90,10 @@ func WriteCard(res *Result) error {
 				len(f.Original.Events), len(f.Minimal.Events), joinOr(f.Minimal.Faults(), "no fault"))
 		}
 		fmt.Fprintf(&b, "- minimal scenario: `%s` (a failing run of it: `%s`)\n", f.MinimalYAML, f.MinimalDir)
-		fmt.Fprintf(&b, "- reproduction rate: %d of %d runs\n", f.Rate[0], f.Rate[1])
+		fmt.Fprintf(&b, "- reproduction rate: %d of %d runs (%d cycles each)\n", f.Rate[0], f.Rate[1], f.Minimal.Cycles)
+		if len(f.Unstable) > 0 {
+			fmt.Fprintf(&b, "- measured before with fewer cycles: %s\n", strings.Join(f.Unstable, "; "))
+		}
 		fmt.Fprintf(&b, "- keep it as a regression: `simulate suite -extra %s`\n\n", filepath.Dir(f.MinimalYAML))
 	}
 	if err := os.WriteFile(filepath.Join(res.Dir, "card.md"), []byte(b.String()), 0o644); err != nil {
