@@ -107,12 +107,16 @@ final class Laravel extends Adapter
             // The worker keeps trying, get() every sleep_ms, until wait_ms
             // (in ms) has run out.
             $deadline = Lockfault\now() + $waitMs * 1000000;
+            // The sleep is the worker's idle, which applies control
+            // commands meanwhile (PROTOCOL.md: at once, even while an
+            // operation blocks), and what is left is rounded up to whole
+            // ms: the last try falls at the deadline, never before it.
             while (!($ok = $lock->get())) {
-                $left = intdiv($deadline - Lockfault\now(), 1000000);
-                if ($left <= 0) {
+                $leftNs = $deadline - Lockfault\now();
+                if ($leftNs <= 0) {
                     break;
                 }
-                usleep(min($this->sleepMs, $left) * 1000);
+                $this->worker->idle(min($this->sleepMs, intdiv($leftNs + 999999, 1000000)));
             }
         } catch (\RedisException $e) {
             throw new Unknown('RedisException: ' . $e->getMessage());

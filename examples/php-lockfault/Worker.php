@@ -337,6 +337,11 @@ final class Command
             }
             if (isset($c['options'])) {
                 $o = $c['options'];
+                foreach ($o instanceof JsonObject ? $o->m : [] as $ok => $ov) {
+                    if ($ov === null) {
+                        throw Refused::malformed('field options.' . substr((string) $ok, 0, 100) . ': null is not allowed (leave the key out)');
+                    }
+                }
                 if (!$o instanceof JsonObject || count(array_filter($o->m, 'is_string')) !== count($o->m)) {
                     throw Refused::malformed('field options: want an object of strings');
                 }
@@ -465,7 +470,10 @@ final class Command
                 if (!is_array($v) || count($v) > 1000) {
                     throw Refused::malformed("field endpoints.$k: want a list of addresses");
                 }
-                foreach ($v as $x) {
+                foreach ($v as $i => $x) {
+                    if ($x === null) {
+                        throw Refused::malformed("field endpoints.{$k}[$i]: null is not allowed");
+                    }
                     if (!is_string($x) || $x === '' || strlen($x) > MAX_STRING) {
                         throw Refused::malformed("field endpoints.$k: want a list of addresses");
                     }

@@ -89,13 +89,15 @@ abstract class SymfonyLock extends Adapter
                 // jitter keeps contending clients from retrying in step
                 // (split votes over several stores, again and again).
                 $sleep = 100 + random_int(-10, 10);
-                $left = intdiv($deadline - Lockfault\now(), 1000000);
-                if ($left <= 0) {
+                $leftNs = $deadline - Lockfault\now();
+                if ($leftNs <= 0) {
                     throw new Fail('lock not acquired within wait_ms');
                 }
                 // The last try falls at the deadline, not a sleep before it:
-                // wait_ms is how long to keep trying.
-                $this->worker->idle(min($sleep, $left));
+                // wait_ms is how long to keep trying. What is left is
+                // rounded up to whole ms, never down: 0.4 ms left is a
+                // sleep of 1 ms and one more try, not a fail 0.4 ms early.
+                $this->worker->idle(min($sleep, intdiv($leftNs + 999999, 1000000)));
             }
         } catch (LockExpiredException $e) {
             throw new Fail('LockExpiredException: ' . $e->getMessage());

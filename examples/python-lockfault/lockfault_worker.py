@@ -295,6 +295,8 @@ def _endpoints(ep):
         if v is None:
             raise malformed("field endpoints.%s: null is not allowed (leave the key out)" % k)
         if k in ("sentinels", "masters", "etcd"):
+            if isinstance(v, list) and None in v:
+                raise malformed("field endpoints.%s[%d]: null is not allowed" % (k, v.index(None)))
             if not isinstance(v, list) or not all(isinstance(x, str) and 0 < len(x) <= MAX_STRING for x in v) or len(v) > 1000:
                 raise malformed("field endpoints.%s: want a list of addresses" % k)
         elif not isinstance(v, str) or len(v) > MAX_STRING:
@@ -324,6 +326,9 @@ def validate(c):
             raise malformed("field client: init needs the client name")
         if "options" in c:
             o = c["options"]
+            for k, v in (o.items() if isinstance(o, dict) else ()):
+                if v is None:
+                    raise malformed("field options.%s: null is not allowed (leave the key out)" % k[:100])
             if not isinstance(o, dict) or not all(isinstance(v, str) for v in o.values()):
                 raise malformed("field options: want an object of strings")
             _strings(o, list(o))
