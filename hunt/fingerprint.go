@@ -44,16 +44,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 	}
 	var out []Fingerprint
 	seen := map[string]bool{}
-	reported, excused := 0, 0
-	for _, f := range res.Findings {
-		if f.Class == checker.ClassOverlap {
-			if excusedStale(info, f.Kind) {
-				excused++
-			} else {
-				reported++
-			}
-		}
-	}
+	overlaps := slices.ContainsFunc(res.Findings, func(f checker.Finding) bool { return f.Class == checker.ClassOverlap })
 	for _, f := range res.Findings {
 		if !slices.Contains(violations, f.Class) {
 			continue
@@ -61,7 +52,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 		if f.Class == checker.ClassOverlap && excusedStale(info, f.Kind) {
 			continue
 		}
-		if f.Class == checker.ClassCorruption && (reported > 0 || excused > 0) {
+		if f.Class == checker.ClassCorruption && overlaps {
 			// What an overlap did to the resource: the overlap is the
 			// violation (or, if excused, so is this).
 			continue

@@ -335,7 +335,6 @@ func Run(ctx context.Context, subj runner.Subject, opt Options) (*Result, error)
 	fmt.Fprintf(opt.Log, "hunt %s: seed %d, known limits %s, folder %s\n", subj.Name(), opt.Seed, joinOr(known, "none"), opt.Dir)
 	res, err := Hunt(ctx, NewSpace(subj.Info, known), Runner(subj, opt.Run, opt.Dir), opt)
 	if res != nil {
-		res.Took = time.Since(res.Started)
 		if werr := WriteCard(res); werr != nil {
 			err = errors.Join(err, werr)
 		}

@@ -119,7 +119,7 @@ func excluded(limits []string) []string {
 	return out
 }
 
-// Excused says whether a finding is one a lock without fencing cannot
+// excusedStale says whether a finding is one a lock without fencing cannot
 // prevent, whatever the fault: a client that acts on the resource after its
 // own lease ran out (it was paused, delayed or cut off) overlaps the next
 // holder, and only a fencing token stops it (Kleppmann). The hunt reports

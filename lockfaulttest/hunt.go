@@ -2,10 +2,10 @@ package lockfaulttest
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +52,6 @@ func Hunt(t *testing.T, def LockDef, opts Options, b Budget) {
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(fmt.Sprintf("%s", p[:len(p)-min(1, len(p))]))
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
 }
