@@ -49,7 +49,10 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, subj *Subject, ov Over
 	}
 	plan := &Plan{}
 	variant := ov.Variant
-	if variant == "" && subj != nil {
+	// A variant is picked by its lock only when the base runs another lock:
+	// a variant that names no lock inherits the base's, and a subject that
+	// is already the base's lock runs the base.
+	if variant == "" && subj != nil && sc.Lock.Name != subj.Name() {
 		for _, v := range sc.VariantNames()[1:] {
 			if vs, _ := sc.WithVariant(v); vs != nil && vs.Lock.Name == subj.Name() {
 				variant, plan.ByLock = v, true

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,52 @@ func TestBuiltinScenariosPrepare(t *testing.T) {
 			if _, err := prepareNamed(n, Overrides{Variant: v}); err != nil {
 				t.Errorf("%s/%s: %v", n, v, err)
 			}
+		}
+	}
+}
+
+// A variant is picked by its lock only when it names the subject and the
+// base runs another lock: a variant that names no lock inherits the base's,
+// and must not be picked for the base's own lock.
+func TestPrepareVariantByLock(t *testing.T) {
+	base := `name: pick
+topology: {kind: standalone}
+lock: {name: LOCK, ttl: 1s}
+workload: {clients: 2, hold: 10ms}
+nemesis:
+  steps: [{sleep: 10ms}]
+expect: [safe]
+variants:
+  - name: no-lock
+    nemesis:
+      steps: [{sleep: 20ms}]
+  - name: with-redislock
+    lock: {name: redislock}
+`
+	cases := []struct{ base, subject, want string }{
+		{"single", "single", ""},
+		{"single", "redislock", "with-redislock"},
+		{"single", "redsync", ""},
+		{"redislock", "redislock", ""},
+	}
+	dir := t.TempDir()
+	for _, c := range cases {
+		path := filepath.Join(dir, "pick.yaml")
+		os.WriteFile(path, []byte(strings.Replace(base, "LOCK", c.base, 1)), 0o644)
+		sc, err := scenarios.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subj, err := BuiltIn(context.Background(), c.subject)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan, err := Prepare(context.Background(), sc, &subj, Overrides{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Scenario.Variant != c.want || plan.ByLock != (c.want != "") {
+			t.Errorf("base lock %s, subject %s: variant %q (by lock %v), want %q", c.base, c.subject, plan.Scenario.Variant, plan.ByLock, c.want)
 		}
 	}
 }

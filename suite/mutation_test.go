@@ -24,11 +24,7 @@ func TestMutations(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			t.Run("broken", func(t *testing.T) {
-				c := cycles
-				if n, ok := weakCycles[p.Name]; ok {
-					c = n
-				}
-				o := runProperty(t, p.Name, p.Broken, c)
+				o := runProperty(t, p.Name, p.Broken, cycles)
 				if held(o) {
 					t.Errorf("%s held against %s, a lock broken in exactly the way it targets: the property cannot fail (observed %v)",
 						p.Name, p.Broken, o.Result.Observed)
@@ -43,15 +39,6 @@ func TestMutations(t *testing.T) {
 		})
 	}
 }
-
-// weakCycles: properties that catch their broken lock in only some cycles,
-// each with the cycles its broken side needs to be caught in 19 of 20 runs.
-// Each is a defect of the property's schedule, to be fixed there.
-//
-//   - extend/paused misses broken-extend-from-end in about 1 cycle of 2 (2
-//     of 6 runs of 2 cycles missed it, on this change and on its parent):
-//     6 cycles miss it in about 1 run of 60.
-var weakCycles = map[string]int{"extend/paused": 6}
 
 // Every property names its mutation pair, and each lock of it claims what
 // the property requires (else the property would be skipped, not failed).

@@ -68,7 +68,7 @@ func runProperty(t *testing.T, prop, lock string, cycles int) *runner.Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := runner.Run(context.Background(), plan, runner.Options{Backend: backend(), ReportsDir: t.TempDir()})
+	o, err := runner.Run(context.Background(), plan, runner.Options{Backend: backend(), ReportsDir: keepDir(t)})
 	if err != nil {
 		t.Fatalf("%s against %s: harness error: %v", prop, lock, err)
 	}
@@ -88,4 +88,13 @@ func findings(o *runner.Outcome) string {
 		b.WriteString("  " + f.Class + ": " + f.Detail + "\n")
 	}
 	return b.String()
+}
+
+// keepDir is where a test run's report goes: LOCKFAULT_KEEP=DIR keeps
+// them there for a look afterwards, else a temp dir removed with the test.
+func keepDir(t *testing.T) string {
+	if d := os.Getenv("LOCKFAULT_KEEP"); d != "" {
+		return d
+	}
+	return t.TempDir()
 }
