@@ -131,7 +131,7 @@ bench-claims: build image
 # Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
 # seed corpora (testdata/fuzz/) also run as plain tests in `make test`.
 FUZZTIME ?= 10m
-FUZZPKGS ?= ./scenarios ./checker ./worker ./history ./card ./resp
+FUZZPKGS ?= ./scenarios ./checker ./worker ./history ./card ./resp ./runner ./cmd/simulate
 fuzz:
 	@for pkg in $(FUZZPKGS); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \

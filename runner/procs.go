@@ -527,7 +527,7 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 	case "stopping":
 		r.failpointStop(p, m)
 	case worker.TypeInvoke:
-		p.roundInvoke(m)
+		p.roundInvoke(line, b, m)
 	case worker.TypeFired:
 		r.failpointFired(p, m)
 	case "error":

@@ -11,15 +11,25 @@ import (
 
 // roundInvoke hands a round step's `invoke` message to the round waiting
 // for it; one that comes after the round gave up is only noted.
-func (p *proc) roundInvoke(m worker.Message) {
+func (p *proc) roundInvoke(line int, b []byte, m worker.Message) {
 	p.mu.Lock()
 	op, ok := p.pending[m.Op]
 	p.mu.Unlock()
-	if !ok {
+	switch {
+	case !ok:
 		p.r.hist.Append(history.Event{Kind: history.Note, Op: "late-invoke", Process: p.name, OpID: m.Op})
 		return
+	case !op.round:
+		p.fault(line, b, fmt.Errorf("invoke for op %d, a %s that is not a step of a round (only a round's steps are invoked by the worker)", m.Op, op.cmd.Cmd))
+		return
 	}
-	op.ch <- m
+	// Never block the reader: a round reads its steps' messages as they
+	// come, so a full channel means the worker sent more than a round has.
+	select {
+	case op.ch <- m:
+	default:
+		p.fault(line, b, fmt.Errorf("invoke for op %d: more messages than a round's three steps have", m.Op))
+	}
 }
 
 // workerRound is a plain round (workload.round: worker) run by one `round`
@@ -37,7 +47,7 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 	ch := make(chan worker.Message, 8)
 	p.mu.Lock()
 	for i, op := range ops {
-		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: cmds[i], Op: op, Lease: lease}, ch: ch}
+		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: cmds[i], Op: op, Lease: lease}, ch: ch, round: true}
 	}
 	p.mu.Unlock()
 	defer func() {

@@ -34,6 +34,9 @@ const (
 type pendingOp struct {
 	cmd worker.Command
 	ch  chan worker.Message
+	// round: a step of a worker round, which the worker reports with an
+	// invoke before its reply; any other op gets its reply only.
+	round bool
 }
 
 // checkReply checks a reply against the operation it answers.
