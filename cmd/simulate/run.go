@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -41,16 +42,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	var subj *runner.Subject
-	if *lock != "" || *workerLine != "" {
-		s, err := runner.Resolve(ctx, *lock, *workerLine)
-		if err != nil {
-			return f.fail("%v", err)
-		}
-		subj = &s
-		if s.External() && !*quiet {
-			fmt.Fprintln(stderr, describeSubject(s))
-		}
+	subj, err := optionalSubject(ctx, *lock, *workerLine)
+	if err != nil {
+		return f.fail("%v", err)
+	}
+	if subj != nil && subj.External() && !*quiet {
+		fmt.Fprintln(stderr, describeSubject(*subj))
 	}
 	plan, err := runner.Prepare(ctx, sc, subj, ov)
 	if err != nil {
@@ -58,11 +55,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if *lock != "" && ov.Variant == "" {
-		if plan.ByLock {
-			fmt.Fprintf(stdout, "-lock %s selects variant %q of %s: its schedule and expectation apply, not the base's\n", *lock, plan.Scenario.Variant, sc.Name)
-		} else {
-			fmt.Fprintf(stdout, "-lock %s: no variant of %s uses it: the base schedule and expectation apply, with lock %s\n", *lock, sc.Name, *lock)
-		}
+		fmt.Fprintln(stdout, variantNote(*lock, sc.Name, plan))
 	}
 	opt.RunID = runner.NewRunID()
 	fmt.Fprintf(stdout, "run %s  report folder %s\n", opt.RunID, runner.ReportDir(opt, plan.Scenario, opt.RunID))
@@ -77,6 +70,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "simulate run:", err)
 	}
 	return runner.Code(out, err)
+}
+
+// optionalSubject is the lock -lock or -worker names; nil when neither is
+// given (the scenario's own lock runs).
+func optionalSubject(ctx context.Context, lock, workerLine string) (*runner.Subject, error) {
+	if lock == "" && workerLine == "" {
+		return nil, nil
+	}
+	s, err := runner.Resolve(ctx, lock, workerLine)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// variantNote says which schedule -lock chose: a variant made for the lock,
+// or the base.
+func variantNote(lock, scenario string, plan *runner.Plan) string {
+	if plan.ByLock {
+		return fmt.Sprintf("-lock %s selects variant %q of %s: its schedule and expectation apply, not the base's", lock, plan.Scenario.Variant, scenario)
+	}
+	return fmt.Sprintf("-lock %s: no variant of %s uses it: the base schedule and expectation apply, with lock %s", lock, scenario, lock)
 }
 
 // describeSubject is the line that says what an external worker declared.

@@ -61,12 +61,10 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	if opt.Extra, err = suite.LoadExtra(list(*extra)); err != nil { // read before anything starts
 		return f.fail("%v", err)
 	}
-	var base *card.Baseline
-	if *baseline != "" {
-		if base, err = card.ReadBaseline(*baseline, func(p string) bool { _, ok := suite.Lookup(p); return ok || suite.IsExtra(p) }); err != nil {
-			fmt.Fprintln(stderr, err)
-			return 2
-		}
+	base, err := readBaseline(*baseline)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	subj, err := runner.Resolve(ctx, *lock, *workerLine)
 	if err != nil {
@@ -98,6 +96,15 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "baseline written to %s\n", *writeBaseline)
 	}
 	return code
+}
+
+// readBaseline reads -baseline ("": none), whose rows must name
+// properties of the suite or extra scenarios.
+func readBaseline(path string) (*card.Baseline, error) {
+	if path == "" {
+		return nil, nil
+	}
+	return card.ReadBaseline(path, func(p string) bool { _, ok := suite.Lookup(p); return ok || suite.IsExtra(p) })
 }
 
 func progressLine(done, total int, r card.Row) string {
