@@ -25,9 +25,10 @@ const (
 // (TestPromises) runs each lock through the suite and compares.
 var violations = map[string]map[string]string{
 	"setnx-expire": {
-		"clock/node-jump":   nodeClock,
-		"clock/node-drift":  nodeDrift,
-		"crash/mid-acquire": "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
+		"clock/node-jump":              nodeClock,
+		"clock/node-drift":             nodeDrift,
+		"crash/mid-acquire":            "the key is set without a TTL and the holder dies before its EXPIRE: stuck (C1)",
+		"liveness/node-paused-acquire": "an acquire that timed out on the paused server never sends its EXPIRE, and the server sets its key without a TTL when it resumes: stuck (C1)",
 		// A failover loses an unreplicated grant for every single-master lock.
 		"failover/async-replica": asyncFailover,
 		"failover/sentinel":      sentinelFailover,

@@ -47,6 +47,8 @@ func init() {
 		Explanation: "the validity an extend reports is measured from the extend's own start"})
 	register(Property{Name: "extend/paused", Broken: "broken-extend-from-end", Correct: "broken-correct", Scenario: "extend-paused", Requires: lockimpl.CapExtend, Failpoint: "after-extend",
 		Explanation: "a holder paused inside its extend, after the servers renewed the key, for most of the TTL claims no validity the key does not have"})
+	register(Property{Name: "liveness/node-paused-acquire", Broken: "broken-no-ttl", Correct: "broken-correct", Scenario: "liveness-node-paused-acquire",
+		Explanation: "acquires that time out on a paused server, which carries out their writes when it resumes, leave no key without an expiry: the lock is granted again within one TTL"})
 	register(Property{Name: "identity/old-lease", Broken: "broken-token-per-client", Correct: "broken-correct", Scenario: "identity-old-lease",
 		Explanation: "a client that releases an old lease after it acquired again does not release its new grant"})
 	register(Property{Name: "identity/extend-old-lease", Broken: "broken-blind-extend", Correct: "broken-correct", Scenario: "identity-extend-old-lease", Requires: lockimpl.CapExtend,
