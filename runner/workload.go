@@ -229,36 +229,14 @@ func (r *run) roundKey() string {
 // hold_until_valid the critical section lasts until that margin before the
 // end of the validity the lock last reported.
 func (r *run) oneRound(ctx context.Context, p *proc) error {
-	sc := r.sc
-	wl := sc.Workload
 	key := r.roundKey()
 	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
-	acquire := func(id string) (worker.Message, error) {
-		r.mu.Lock()
-		r.leaseKey[id] = key
-		r.mu.Unlock()
-		return r.invoke(ctx, p, key, worker.Command{Cmd: "acquire", Key: key, Lease: id,
-			TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds()})
-	}
-	release := func(k, id string) error {
-		_, err := r.invoke(ctx, p, k, worker.Command{Cmd: "release", Lease: id})
-		return err
-	}
-	extend := func(k, id string) (worker.Message, error) {
-		return r.invoke(ctx, p, k, worker.Command{Cmd: "extend", Lease: id, TTLMs: sc.Lock.TTL.D().Milliseconds()})
-	}
-	notHolder := func() {
-		r.mu.Lock()
-		if r.holder == p.name {
-			r.holder = ""
-		}
-		r.mu.Unlock()
-	}
-	if wl.Round == scenarios.RoundWorker {
+	if r.sc.Workload.Round == scenarios.RoundWorker {
 		return r.workerRound(ctx, p, key, lease)
 	}
+	o := &roundOps{r: r, ctx: ctx, p: p, key: key}
 	started := time.Now()
-	m, err := acquire(lease)
+	m, err := o.acquire(lease)
 	if err != nil || m.Status != worker.StatusOK {
 		if err == nil && time.Since(started) < time.Millisecond {
 			// A lock that refuses, or fails (connection refused), without
@@ -268,7 +246,6 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 		}
 		return err
 	}
-	validUntil := m.ValidUntil
 	r.mu.Lock()
 	r.holder = p.name
 	prev := r.lastLease[p]
@@ -277,72 +254,142 @@ func (r *run) oneRound(ctx context.Context, p *proc) error {
 	r.events.signal("grant", p.name)
 	if r.cutting(ctx) {
 		// Granted while the nemesis waits for the lock to be free.
-		notHolder()
-		return release(key, lease)
+		return o.giveBack(lease)
 	}
-	inner := []string{}
-	for k := 2; k <= wl.Reentry; k++ {
-		id := fmt.Sprintf("%s#%d", lease, k)
-		m, err := acquire(id)
-		if err != nil {
-			return err
-		}
-		if m.Status != worker.StatusOK {
-			notHolder()
-			for i := len(inner) - 1; i >= 0; i-- {
-				if err := release(key, inner[i]); err != nil {
-					return err
-				}
-			}
-			return release(key, lease)
-		}
-		inner = append(inner, id)
+	if ok, err := o.reenter(lease); !ok || err != nil {
+		return err
 	}
-	for i := len(inner) - 1; i >= 0; i-- {
-		if err := release(key, inner[i]); err != nil {
-			return err
-		}
+	if err := o.releaseOld(prev); err != nil {
+		return err
 	}
-	if wl.ReleaseOld && prev[1] != "" {
-		if wl.Extends > 0 {
-			if _, err := extend(prev[0], prev[1]); err != nil {
-				return err
-			}
-		}
-		if err := release(prev[0], prev[1]); err != nil {
-			return err
-		}
+	validUntil, ok, err := o.extendAll(lease, m.ValidUntil)
+	if !ok || err != nil {
+		return err
 	}
-	for i := 0; i < wl.Extends; i++ {
-		if err := sleep(ctx, wl.ExtendEvery.D()); err != nil {
-			// The workload is stopping: give the lock back.
-			notHolder()
-			return release(key, lease)
-		}
-		m, err := extend(key, lease)
-		if err != nil {
-			return err
-		}
-		if m.Status != worker.StatusOK {
-			notHolder()
-			return release(key, lease)
-		}
-		validUntil = m.ValidUntil
-	}
-	hold := wl.Hold.D()
-	if margin := wl.HoldUntilValid.D(); margin > 0 && validUntil > 0 {
+	hold := r.sc.Workload.Hold.D()
+	if margin := r.sc.Workload.HoldUntilValid.D(); margin > 0 && validUntil > 0 {
 		left := time.Duration(validUntil - history.Now())
 		if left < margin {
 			// Too little validity left to do anything safely.
-			notHolder()
-			return release(key, lease)
+			return o.giveBack(lease)
 		}
 		hold = left - margin
 	}
-	_, err = r.invoke(ctx, p, key, worker.Command{Cmd: "cs", Lease: lease, HoldMs: hold.Milliseconds(), WriteIfValidMs: wl.WriteIfValid.D().Milliseconds()})
+	_, err = r.invoke(ctx, p, key, worker.Command{Cmd: "cs", Lease: lease, HoldMs: hold.Milliseconds(), WriteIfValidMs: r.sc.Workload.WriteIfValid.D().Milliseconds()})
 	if err != nil {
 		return err
 	}
-	notHolder()
-	return release(key, lease)
+	return o.giveBack(lease)
+}
+
+// roundOps are the operations of one harness-driven round of one client on
+// one key.
+type roundOps struct {
+	r   *run
+	ctx context.Context
+	p   *proc
+	key string
+}
+
+func (o *roundOps) acquire(id string) (worker.Message, error) {
+	r := o.r
+	r.mu.Lock()
+	r.leaseKey[id] = o.key
+	r.mu.Unlock()
+	return r.invoke(o.ctx, o.p, o.key, worker.Command{Cmd: "acquire", Key: o.key, Lease: id,
+		TTLMs: r.sc.Lock.TTL.D().Milliseconds(), WaitMs: r.sc.Lock.Wait.D().Milliseconds()})
+}
+
+func (o *roundOps) release(k, id string) error {
+	_, err := o.r.invoke(o.ctx, o.p, k, worker.Command{Cmd: "release", Lease: id})
+	return err
+}
+
+func (o *roundOps) extend(k, id string) (worker.Message, error) {
+	return o.r.invoke(o.ctx, o.p, k, worker.Command{Cmd: "extend", Lease: id, TTLMs: o.r.sc.Lock.TTL.D().Milliseconds()})
+}
+
+// giveBack ends the client's hold and releases the lease.
+func (o *roundOps) giveBack(lease string) error {
+	o.notHolder()
+	return o.release(o.key, lease)
+}
+
+// notHolder records that the client no longer holds the lock.
+func (o *roundOps) notHolder() {
+	o.r.mu.Lock()
+	if o.r.holder == o.p.name {
+		o.r.holder = ""
+	}
+	o.r.mu.Unlock()
+}
+
+// reenter acquires the held lock again (workload.reentry), then releases
+// the inner grants. ok false: an inner acquire was refused, and every
+// grant has been given back.
+func (o *roundOps) reenter(lease string) (ok bool, err error) {
+	var inner []string
+	for k := 2; k <= o.r.sc.Workload.Reentry; k++ {
+		id := fmt.Sprintf("%s#%d", lease, k)
+		m, err := o.acquire(id)
+		if err != nil {
+			return false, err
+		}
+		if m.Status != worker.StatusOK {
+			o.notHolder()
+			if err := o.releaseAll(inner); err != nil {
+				return false, err
+			}
+			return false, o.release(o.key, lease)
+		}
+		inner = append(inner, id)
+	}
+	return true, o.releaseAll(inner)
+}
+
+// releaseAll releases inner grants, innermost first.
+func (o *roundOps) releaseAll(inner []string) error {
+	for i := len(inner) - 1; i >= 0; i-- {
+		if err := o.release(o.key, inner[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// releaseOld extends (when the workload extends) and releases the client's
+// previous lease (workload.release_old), which it no longer holds.
+func (o *roundOps) releaseOld(prev [2]string) error {
+	wl := o.r.sc.Workload
+	if !wl.ReleaseOld || prev[1] == "" {
+		return nil
+	}
+	if wl.Extends > 0 {
+		if _, err := o.extend(prev[0], prev[1]); err != nil {
+			return err
+		}
+	}
+	return o.release(prev[0], prev[1])
+}
+
+// extendAll extends the lease workload.extends times, every extend_every,
+// and returns the last validity. ok false: an extend was refused or the
+// workload is stopping, and the lease has been given back.
+func (o *roundOps) extendAll(lease string, validUntil int64) (int64, bool, error) {
+	wl := o.r.sc.Workload
+	for i := 0; i < wl.Extends; i++ {
+		if err := sleep(o.ctx, wl.ExtendEvery.D()); err != nil {
+			// The workload is stopping: give the lock back.
+			return 0, false, o.giveBack(lease)
+		}
+		m, err := o.extend(o.key, lease)
+		if err != nil {
+			return 0, false, err
+		}
+		if m.Status != worker.StatusOK {
+			return 0, false, o.giveBack(lease)
+		}
+		validUntil = m.ValidUntil
+	}
+	return validUntil, true, nil
 }
