@@ -13,14 +13,15 @@ import (
 // variantShape is what a variant may say: its name and the sections it
 // overrides (see WithVariant).
 type variantShape struct {
-	Name       string   `yaml:"name"`
-	Lock       Lock     `yaml:"lock"`
-	Topology   Topology `yaml:"topology"`
-	Workload   Workload `yaml:"workload"`
-	Nemesis    Nemesis  `yaml:"nemesis"`
-	Expect     []string `yaml:"expect"`
-	Allow      []string `yaml:"allow"`
-	StuckAfter Duration `yaml:"stuck_after"`
+	Name       string        `yaml:"name"`
+	Lock       Lock          `yaml:"lock"`
+	Topology   Topology      `yaml:"topology"`
+	Workload   Workload      `yaml:"workload"`
+	Nemesis    Nemesis       `yaml:"nemesis"`
+	Expect     []string      `yaml:"expect"`
+	Allow      []string      `yaml:"allow"`
+	StuckAfter Duration      `yaml:"stuck_after"`
+	Evidence   *EvidenceSpec `yaml:"evidence"`
 }
 
 var (

@@ -84,8 +84,13 @@ func (s *Scenario) WithVariant(name string) (*Scenario, error) {
 				err = val.Decode(&v.Allow)
 			case "stuck_after":
 				err = val.Decode(&v.StuckAfter)
+			case "evidence":
+				// What a cycle must show belongs to the lock and schedule
+				// the variant runs: its section replaces the base's.
+				v.Evidence = nil
+				err = val.Decode(&v.Evidence)
 			default:
-				err = fmt.Errorf("line %d: unknown field %q (allowed: name, lock, topology, workload, nemesis, expect, allow, stuck_after)", n.Content[j].Line, key)
+				err = fmt.Errorf("line %d: unknown field %q (allowed: name, lock, topology, workload, nemesis, expect, allow, stuck_after, evidence)", n.Content[j].Line, key)
 			}
 			if err != nil {
 				return nil, inVariant(name, prefixLines(err, s.File, n.Line))
