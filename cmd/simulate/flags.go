@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/internal/printable"
 )
 
 // flags is a subcommand's flag set: -h prints its help to stdout (exit 0),
@@ -123,7 +124,21 @@ func limitMemory() {
 
 var invalidValue = regexp.MustCompile(`^invalid value "(?:[^"\\]|\\.)*" for flag (-[^:]+): `)
 
-// flagError words a flag package error as `-flag: what is wrong`.
+var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -(?s)(.*)$`)
+
+// flagError words a flag package error as `-flag: what is wrong`. A flag
+// name the user typed is quoted when it holds anything but printable
+// characters (a newline, an escape sequence, a bidi override), so the
+// message stays one line and shows what was typed.
 func flagError(err error) string {
-	return invalidValue.ReplaceAllString(err.Error(), "$1: ")
+	msg := err.Error()
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		if _, _, bad := printable.Find(m[1], false); bad || m[1] == "" {
+			return fmt.Sprintf("flag provided but not defined: %q", "-"+m[1])
+		}
+	}
+	if _, _, bad := printable.Find(msg, false); bad {
+		msg = strings.Trim(fmt.Sprintf("%q", msg), `"`)
+	}
+	return invalidValue.ReplaceAllString(msg, "$1: ")
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/lockfault/lockfault/campaign"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/hunt"
+	"github.com/lockfault/lockfault/internal/printable"
 	"github.com/lockfault/lockfault/runner"
 )
 
@@ -16,7 +17,8 @@ import (
 // followed by `-h -h` (the second -h is help even when the first was taken
 // as a flag's value; `--` is dropped, so they stay flags). Whatever comes
 // before, the command must print its help and exit 0, or print one error
-// line naming the command and exit 2, and run nothing: nothing else is
+// line naming the command (anything typed in it quoted: no control or
+// bidi character gets through) and exit 2, and run nothing: nothing else is
 // printed. The parsers of flag values (-shard, -known, -backend, -worker)
 // get the same arguments: they refuse or accept, and never panic.
 func FuzzCommandLine(f *testing.F) {
@@ -54,8 +56,11 @@ func FuzzCommandLine(f *testing.F) {
 			}
 		case 2:
 			msg := stderr.String()
-			if stdout.Len() > 0 || !strings.HasPrefix(msg, "simulate "+c.name+": ") || strings.Count(msg, "\n") != 1 {
+			if stdout.Len() > 0 || !strings.HasPrefix(msg, "simulate "+c.name+": ") || !strings.HasSuffix(msg, "\n") {
 				t.Fatalf("simulate %s %q -h -h: exit 2 without one error line:\nstdout: %q\nstderr: %q", c.name, args, stdout.String(), msg)
+			}
+			if what, _, bad := printable.Find(strings.TrimSuffix(msg, "\n"), false); bad {
+				t.Fatalf("simulate %s %q -h -h: the error line holds a %s (a typed name must be quoted): %q", c.name, args, what, msg)
 			}
 		default:
 			t.Fatalf("simulate %s %q -h -h: exit %d (want 0 for help, 2 for a bad flag)\nstdout: %q\nstderr: %q", c.name, args, code, stdout.String(), stderr.String())
