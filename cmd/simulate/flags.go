@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -124,21 +125,14 @@ func limitMemory() {
 
 var invalidValue = regexp.MustCompile(`^invalid value "(?:[^"\\]|\\.)*" for flag (-[^:]+): `)
 
-var undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -(?s)(.*)$`)
-
-// flagError words a flag package error as `-flag: what is wrong`. A flag
-// name the user typed is quoted when it holds anything but printable
-// characters (a newline, an escape sequence, a bidi override), so the
-// message stays one line and shows what was typed.
+// flagError words a flag package error as `-flag: what is wrong`. The
+// message carries what the user typed (an unknown flag's name): when that
+// holds anything but printable characters (a newline, an escape sequence,
+// a bidi override), the message is escaped, so it stays one line.
 func flagError(err error) string {
-	msg := err.Error()
-	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
-		if _, _, bad := printable.Find(m[1], false); bad || m[1] == "" {
-			return fmt.Sprintf("flag provided but not defined: %q", "-"+m[1])
-		}
-	}
+	msg := invalidValue.ReplaceAllString(err.Error(), "$1: ")
 	if _, _, bad := printable.Find(msg, false); bad {
-		msg = strings.Trim(fmt.Sprintf("%q", msg), `"`)
+		msg = strings.Trim(strconv.Quote(msg), `"`)
 	}
-	return invalidValue.ReplaceAllString(msg, "$1: ")
+	return msg
 }
