@@ -90,15 +90,21 @@ suite: build image
 # lockfault-ext), every Python and PHP library through its worker, and the
 # lock × property table (cards.md, cards.png, linking every report), and
 # docs/CARDS.md (what was measured, with versions, linking nothing).
-WORKERS := '/usr/bin/python3 examples/python-redis/worker.py' \
-	'/usr/bin/python3 examples/python-redis/worker_asyncio.py' \
-	'/usr/bin/python3 examples/python-tooz/worker.py' \
-	'/usr/bin/php examples/php-malkusch/worker.php' \
-	'/usr/bin/php examples/php-symfony/worker.php' \
-	'/usr/bin/php examples/php-symfony/worker_combined.php' \
-	'/usr/bin/php examples/php-laravel/worker.php'
+# One worker command per line (a command holds spaces, so the list is split
+# on newlines, not on words).
+define WORKERS
+/usr/bin/python3 examples/python-redis/worker.py
+/usr/bin/python3 examples/python-redis/worker_asyncio.py
+/usr/bin/python3 examples/python-tooz/worker.py
+/usr/bin/php examples/php-malkusch/worker.php
+/usr/bin/php examples/php-symfony/worker.php
+/usr/bin/php examples/php-symfony/worker_combined.php
+/usr/bin/php examples/php-laravel/worker.php
+endef
+export WORKERS
 cards: build image
-	./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md $(foreach w,$(WORKERS),-worker $(w)) $(ARGS)
+	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
+	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md "$${args[@]}" $(ARGS)
 
 # How often each outcome comes back (campaigns/rates.yaml: every lock ×
 # every property × 20 runs), as a sharded campaign on this machine: SHARDS

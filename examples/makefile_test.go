@@ -1,0 +1,58 @@
+package examples
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMakeCardsPassesEveryWorkerWhole runs the Makefile's cards recipe with
+// the binary replaced by a script that prints its arguments, and checks that
+// every worker of this package reaches `simulate cards` as one -worker
+// argument holding its whole command. (The recipe once split each command
+// into words: `-worker /usr/bin/python3 -worker examples/…`, and make cards
+// stopped at the first worker.)
+func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make here:", err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "args.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nprintf '%s\\n' \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(root, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// -o build -o image: the recipe alone, nothing built or installed.
+	cmd := exec.Command("make", "-s", "-o", "build", "-o", "image", "cards", "BIN="+rel, "ARGS=")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make cards: %v", err)
+	}
+	args := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var got []string
+	for i, a := range args {
+		if a == "-worker" && i+1 < len(args) {
+			got = append(got, args[i+1])
+		}
+	}
+	var want []string
+	for _, w := range workers {
+		want = append(want, w.argv[0]+" examples/"+w.argv[1])
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("make cards passes these workers:\n  %s\nwant every worker of examples/, each whole:\n  %s",
+			strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
