@@ -1,21 +1,82 @@
 package reports
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"maps"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/lockfault/lockfault/card"
 )
 
+// maxSummaryBytes bounds the existing page read back to keep the other
+// backends' sections.
+const maxSummaryBytes = 4 << 20
+
 // WriteCardsSummary writes what a cards run measured as a page that links
-// nothing (docs/CARDS.md): one row per lock with its exact version and its
-// tally, then, per lock, each property it did not hold with the first
-// finding's sentence.
+// nothing (docs/CARDS.md): one section per backend, each with one row per
+// lock (its exact version and its tally), the cells that differ from the
+// promise table, then, per lock, each property it did not hold with the
+// first finding's sentence. Only this run's backend's section is replaced:
+// the other backend's, measured by another make cards, is kept.
 func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string) error {
+	if len(cards) > 0 && cards[0].Backend != "" {
+		backend = cards[0].Backend // auto resolved
+	}
+	sections := map[string]string{}
+	if old, err := readBounded(path); err == nil {
+		sections = summarySections(old)
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	sections[backend] = backendSection(backend, cards, differ)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Measured cards\n\nWritten by `make cards` (`simulate cards -summary`): every lock lockfault ships and every library worker in `examples/`, through the whole property suite, on the %s backend, %s. What each property promises: [PROPERTIES.md](PROPERTIES.md); what was expected of each lock: the promise table there.\n\n", backend, time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("# Measured cards\n\nWritten by `make cards` (`simulate cards -summary`): every lock lockfault ships and every library worker in `examples/`, through the whole property suite, one section per backend (each rewritten by the run on that backend, `make cards backend=process` or `backend=docker`). What each property promises: [PROPERTIES.md](PROPERTIES.md); what was expected of each lock: the promise table there. How often each outcome comes back: [RATES.md](RATES.md).\n")
+	names := slices.Sorted(maps.Keys(sections)) // docker, then process
+	for _, name := range names {
+		b.WriteString(sections[name])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+var sectionRE = regexp.MustCompile(`(?s)\n<!-- cards:([a-z]+) -->\n.*?\n<!-- /cards:([a-z]+) -->\n`)
+
+// summarySections are the backend sections of a page WriteCardsSummary
+// wrote, by backend, each with its markers.
+func summarySections(page []byte) map[string]string {
+	out := map[string]string{}
+	for _, m := range sectionRE.FindAllSubmatch(page, -1) {
+		if bytes.Equal(m[1], m[2]) {
+			out[string(m[1])] = string(m[0])
+		}
+	}
+	return out
+}
+
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxSummaryBytes {
+		return nil, fmt.Errorf("%s: over %d bytes, not a page simulate cards wrote", path, maxSummaryBytes)
+	}
+	return b, nil
+}
+
+func backendSection(backend string, cards []*card.Card, differ []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n<!-- cards:%s -->\n## %s backend, %s\n\n", backend, backend, time.Now().UTC().Format("2006-01-02"))
 	b.WriteString("| lock | version | needs | held | violated | unknown | not claimed | harness error | wall time |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, c := range cards {
 		v := c.Version
@@ -25,13 +86,14 @@ func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string
 		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %d | %v |\n", summaryCell(c.Lock), summaryCell(v), c.Needs, c.Count(card.Held), c.Count(card.Violated),
 			c.Count(card.Unknown), c.Count(card.NotClaimed), c.Count(card.HarnessError), c.Duration.Round(time.Second))
 	}
-	if len(differ) > 0 {
-		b.WriteString("\n## Against the promise table\n\n")
-		for _, d := range differ {
-			fmt.Fprintf(&b, "- %s\n", summaryCell(d))
-		}
+	b.WriteString("\n### Against the promise table\n\n")
+	if len(differ) == 0 {
+		b.WriteString("Every outcome as the promise table says.\n")
 	}
-	b.WriteString("\n## What each lock did not hold\n")
+	for _, d := range differ {
+		fmt.Fprintf(&b, "- %s\n", summaryCell(d))
+	}
+	b.WriteString("\n### What each lock did not hold\n")
 	for _, c := range cards {
 		var lines []string
 		for _, r := range c.Rows {
@@ -50,9 +112,10 @@ func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string
 		if len(lines) == 0 {
 			lines = []string{"- every property it claims held"}
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n%s\n", summaryCell(c.Lock), strings.Join(lines, "\n"))
+		fmt.Fprintf(&b, "\n#### %s\n\n%s\n", summaryCell(c.Lock), strings.Join(lines, "\n"))
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	fmt.Fprintf(&b, "<!-- /cards:%s -->\n", backend)
+	return b.String()
 }
 
 func summaryCell(s string) string {
