@@ -188,23 +188,30 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 	}
 }
 
-// redis-py's own lock, through the external worker of examples/python-redis,
+// A published library in each language the examples use, through its
+// external worker (redis-py's lock in Python, Symfony's RedisStore in PHP),
 // gets a card: the lock is what the worker declares, its junit.xml has a
 // testcase per property, and the properties it does not claim are skipped.
-func TestSuiteExternalWorkerRedisPy(t *testing.T) {
-	reps := filepath.Join(t.TempDir(), "reports")
-	worker := "/usr/bin/python3 " + filepath.Join("..", "..", "examples", "python-redis", "worker.py")
-	code, out, errs := run("suite", "-worker", worker, "-backend", "process", "-cycles", "2",
-		"-only", "exclusion/no-faults,stale/write-fenced", "-reports", reps)
-	if code != 0 {
-		t.Fatalf("redis-py suite: exit %d\n%s\n%s", code, out, errs)
+func TestSuiteExternalWorkers(t *testing.T) {
+	for _, w := range []struct{ lock, cmd string }{
+		{"redis-py", "/usr/bin/python3 " + filepath.Join("..", "..", "examples", "python-redis", "worker.py")},
+		{"symfony-redis", "/usr/bin/php " + filepath.Join("..", "..", "examples", "php-symfony", "worker.php")},
+	} {
+		t.Run(w.lock, func(t *testing.T) {
+			reps := filepath.Join(t.TempDir(), "reports")
+			code, out, errs := run("suite", "-worker", w.cmd, "-backend", "process", "-cycles", "2",
+				"-only", "exclusion/no-faults,stale/write-fenced", "-reports", reps)
+			if code != 0 {
+				t.Fatalf("%s suite: exit %d\n%s\n%s", w.lock, code, out, errs)
+			}
+			for _, want := range []string{"lock " + w.lock, "exclusion/no-faults", "held", "not claimed: " + w.lock + " does not claim fencing"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			checkJUnit(t, filepath.Join(reps, "suite", w.lock))
+		})
 	}
-	for _, w := range []string{"lock redis-py", "exclusion/no-faults", "held", "not claimed: redis-py does not claim fencing"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
-		}
-	}
-	checkJUnit(t, filepath.Join(reps, "suite", "redis-py"))
 }
 
 // Without a baseline, a built-in lock is held to the promise table: get-set
