@@ -9,6 +9,7 @@ package docs
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ var sections = []section{
 	{"CLAIMS.md", "catalogue", catalogueTable},
 	{"PROPERTIES.md", "properties", propertyTable},
 	{"PROPERTIES.md", "promises", promiseTable},
+	{"PROPERTIES.md", "remedies", remedyTable},
 	{"LOCKS.md", "locks", lockTable},
 	{"FAULTS.md", "faults", faultTable},
 }
@@ -152,6 +154,19 @@ func promiseTable(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return suite.PromiseTable(locks), nil
+}
+
+// remedyTable: the safety options the cards cover, and the properties each
+// is expected to win.
+func remedyTable(context.Context) (string, error) {
+	var b strings.Builder
+	b.WriteString("| lock with the option on | property | expected | why |\n|---|---|---|---|\n")
+	for _, l := range suite.RemedyLocks() {
+		for _, p := range slices.Sorted(maps.Keys(suite.Remedies[l])) {
+			fmt.Fprintf(&b, "| %s | %s | held | %s |\n", cell(l), p, cell(suite.Remedies[l][p]))
+		}
+	}
+	return b.String(), nil
 }
 
 // lockTable: every shipped lock, what it needs and claims, where it comes

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -67,6 +68,15 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, subj *Subject, ov Over
 	if subj != nil && sc.Lock.Name != subj.Name() {
 		// The scenario's lock options belong to the scenario's own lock.
 		sc.Lock.Name, sc.Lock.Options = subj.Name(), nil
+	}
+	if subj != nil && len(subj.Options) > 0 {
+		// The subject's own options (a safety option on) over the scenario's.
+		opts := maps.Clone(sc.Lock.Options)
+		if opts == nil {
+			opts = map[string]string{}
+		}
+		maps.Copy(opts, subj.Options)
+		sc.Lock.Options = opts
 	}
 	if ov.Cycles > 0 {
 		sc.Nemesis.Cycles = ov.Cycles

@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/lockfault/lockfault/lockimpl"
 )
@@ -21,6 +23,66 @@ type Subject struct {
 	// Shipped: a lock lockfault ships (registered in this binary or served
 	// by lockfault-ext), which the suite's promise table covers.
 	Shipped bool
+	// Options are lock options the subject sets in every scenario it runs
+	// (over the scenario's own), such as a safety option turned on:
+	// "redisson+wait-replicas=1" is redisson with wait-replicas=1. They are
+	// part of its identity: Label names them.
+	Options map[string]string
+}
+
+// Label names the subject as cards, reports and baselines do: the lock's
+// name, then "+option=value" for each of its options, sorted.
+func (s Subject) Label() string {
+	l := s.Info.Name
+	for _, k := range sortedKeys(s.Options) {
+		l += "+" + k + "=" + s.Options[k]
+	}
+	return l
+}
+
+// maxOptionLen bounds an option's name and value given in a subject's label.
+const maxOptionLen = 64
+
+// withOptions parses the "+option=value" suffixes of a label onto a
+// subject: each option one the lock declares, each value short and
+// printable.
+func withOptions(s Subject, suffix string) (Subject, error) {
+	if suffix == "" {
+		return s, nil
+	}
+	s.Options = map[string]string{}
+	for _, kv := range strings.Split(suffix, "+") {
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok || k == "" || v == "":
+			return Subject{}, fmt.Errorf("lock %s: option %q: want option=value", s.Info.Name, kv)
+		case !slices.Contains(s.Info.Options, k):
+			return Subject{}, fmt.Errorf("lock %s has no option %q (allowed: %s)", s.Info.Name, k, orNone(s.Info.Options))
+		case len(k) > maxOptionLen || len(v) > maxOptionLen || !printableWord(v):
+			return Subject{}, fmt.Errorf("lock %s: option %s: the value must be 1 to %d printable characters without spaces or '+'", s.Info.Name, k, maxOptionLen)
+		}
+		if _, dup := s.Options[k]; dup {
+			return Subject{}, fmt.Errorf("lock %s: option %s given twice", s.Info.Name, k)
+		}
+		s.Options[k] = v
+	}
+	return s, nil
+}
+
+func printableWord(v string) bool {
+	for _, r := range v {
+		if r <= ' ' || r == 0x7f || r == '+' || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func orNone(xs []string) string {
+	if len(xs) == 0 {
+		return "none"
+	}
+	return strings.Join(xs, ", ")
 }
 
 // Name is the lock's name.
@@ -43,13 +105,18 @@ func (s Subject) String() string {
 
 // BuiltIn is a lock registered in this binary, or, when this binary does not
 // have it, one of the published libraries' locks that the lockfault-ext
-// worker binary serves (see ExtWorker).
-func BuiltIn(ctx context.Context, name string) (Subject, error) {
+// worker binary serves (see ExtWorker). The name may carry options
+// ("redisson+wait-replicas=1"; see Subject.Options).
+func BuiltIn(ctx context.Context, label string) (Subject, error) {
+	name, opts, _ := strings.Cut(label, "+")
 	if info, ok := lockimpl.Lookup(name); ok {
-		return Subject{Info: info, Shipped: true}, nil
+		return withOptions(Subject{Info: info, Shipped: true}, opts)
 	}
 	if s, ok, err := extSubject(ctx, name); ok || err != nil {
-		return s, err
+		if err != nil {
+			return s, err
+		}
+		return withOptions(s, opts)
 	}
 	return Subject{}, fmt.Errorf("unknown lock %q (known: %s)", name, strings.Join(KnownLocks(ctx), ", "))
 }

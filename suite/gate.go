@@ -78,7 +78,7 @@ func Compare(subj runner.Subject, c *card.Card) []Diff {
 		if !ok {
 			continue
 		}
-		exp, why := Expected(subj.Info, p)
+		exp, why := Promise(subj, p)
 		out = append(out, Diff{Property: r.Property, Expected: exp, Why: why, Got: r})
 	}
 	return out

@@ -3,11 +3,13 @@ package suite
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
 )
 
 // Reasons shared by several locks in the table.
@@ -102,6 +104,34 @@ var violations = map[string]map[string]string{
 var heldDespite = map[string]map[string]bool{
 	"get-set": {"clock/client-steps": true, "validity/slow-acquire": true, "identity/restart-same-name": true},
 }
+
+// Remedies lists the safety options lockfault's cards cover: a shipped
+// lock with an option on (its label, as runner.BuiltIn reads it), the
+// properties the lock without it violates and the option is meant to win
+// (each then expected to hold), and why. make cards runs each beside the
+// lock without it.
+var Remedies = map[string]map[string]string{
+	"redisson+wait-replicas=1": {
+		"failover/async-replica": "a grant waits for one replica's acknowledgement (WAIT 1) and is refused without it, so the replica a failover promotes has every grant",
+		"failover/sentinel":      "a grant waits for one replica's acknowledgement (WAIT 1) and is refused without it, so the replica the Sentinels promote has every grant",
+	},
+}
+
+// Promise is the promise table's entry for a subject and a property: the
+// lock's (Expected), except where the subject's options are a remedy for
+// the property (Remedies).
+func Promise(subj runner.Subject, p Property) (outcome card.Outcome, why string) {
+	outcome, why = Expected(subj.Info, p)
+	if outcome == card.Violated {
+		if r, ok := Remedies[subj.Label()][p.Name]; ok {
+			return card.Held, r
+		}
+	}
+	return outcome, why
+}
+
+// RemedyLocks are the labels of Remedies, sorted.
+func RemedyLocks() []string { return slices.Sorted(maps.Keys(Remedies)) }
 
 // Expected is the promise table's entry for a lock and a property: held,
 // violated (with the reason) or not claimed (with the reason).

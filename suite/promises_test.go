@@ -33,6 +33,26 @@ var promiseSubset = map[string][]string{
 	"del-release":     {"stale/release-after-pause"},
 	"get-del-release": {"stale/release-mid-release"},
 	"setnx-expire":    {"crash/mid-acquire"},
+	// A safety option on and off: the same property, opposite outcomes.
+	"redisson":                 {"failover/async-replica"},
+	"redisson+wait-replicas=1": {"failover/async-replica"},
+}
+
+// promiseSubjects are the built-in locks and the safety options of
+// suite.Remedies.
+func promiseSubjects(t *testing.T) []runner.Subject {
+	var out []runner.Subject
+	for _, info := range builtins() {
+		out = append(out, runner.Subject{Info: info, Shipped: true})
+	}
+	for _, l := range suite.RemedyLocks() {
+		s, err := runner.BuiltIn(context.Background(), l)
+		if err != nil {
+			t.Fatalf("suite.Remedies names %s: %v", l, err)
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // TestPromises runs built-in locks through the suite and compares each
@@ -54,27 +74,28 @@ func TestPromises(t *testing.T) {
 	for _, n := range strings.Split(sel, ",") {
 		want[n] = n != ""
 	}
-	for _, info := range builtins() {
-		t.Run(info.Name, func(t *testing.T) {
-			only, inSubset := promiseSubset[info.Name]
-			if !want["all"] && !want[info.Name] && !inSubset {
-				t.Skipf("not in the default subset (LOCKFAULT_PROMISES=%s or all runs it)", info.Name)
+	for _, subj := range promiseSubjects(t) {
+		name := subj.Label()
+		t.Run(name, func(t *testing.T) {
+			only, inSubset := promiseSubset[name]
+			if !want["all"] && !want[name] && !inSubset {
+				t.Skipf("not in the default subset (LOCKFAULT_PROMISES=%s or all runs it)", name)
 			}
 			for _, p := range suite.All() {
 				t.Run(p.Name, func(t *testing.T) {
-					exp, why := suite.Expected(info, p)
+					exp, why := suite.Promise(subj, p)
 					if exp == card.NotClaimed {
 						t.Skipf("not claimed: %s", why)
 					}
 					if sel == "" && only != nil && !slices.Contains(only, p.Name) {
 						t.Skip("not in the default subset")
 					}
-					o := runProperty(t, p.Name, info.Name, cycles)
+					o := runProperty(t, p.Name, name, cycles)
 					switch got := held(o); {
 					case exp == card.Held && !got:
-						t.Errorf("promise table: %s holds %s; the run says violated: %s\n%s report: %s", info.Name, p.Name, o.Meta.Why, findings(o), o.Dir)
+						t.Errorf("promise table: %s holds %s; the run says violated: %s\n%s report: %s", name, p.Name, o.Meta.Why, findings(o), o.Dir)
 					case exp == card.Violated && got:
-						t.Errorf("promise table: %s violates %s (%s); the run held (observed %v)", info.Name, p.Name, why, o.Result.Observed)
+						t.Errorf("promise table: %s violates %s (%s); the run held (observed %v)", name, p.Name, why, o.Result.Observed)
 					}
 				})
 			}

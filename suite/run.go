@@ -253,12 +253,12 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 	if err != nil {
 		return nil, "", err
 	}
-	c := &card.Card{Lock: subj.Name(), Needs: string(subj.Info.Needs), Caps: subj.Info.Caps, Version: subj.Info.Version,
+	c := &card.Card{Lock: subj.Label(), Needs: string(subj.Info.Needs), Caps: subj.Info.Caps, Version: subj.Info.Version,
 		Backend: string(opt.Run.Backend), RunID: runner.NewRunID(), Started: time.Now(), Worker: subj.Worker()}
 	if subj.Shipped {
 		c.Worker = ""
 	}
-	dir := filepath.Join(opt.Run.ReportsDir, "suite", pathSafe(subj.Name()), c.RunID)
+	dir := filepath.Join(opt.Run.ReportsDir, "suite", pathSafe(subj.Label()), c.RunID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
 	}

@@ -31,7 +31,7 @@ func promise(lock, property string) campaign.Outcome {
 	if err != nil || !ok || !subj.Shipped {
 		return ""
 	}
-	o, _ := suite.Expected(subj.Info, p)
+	o, _ := suite.Promise(subj, p)
 	return campaign.Outcome(o)
 }
 

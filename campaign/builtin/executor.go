@@ -65,7 +65,7 @@ func (e *Executor) Run(ctx context.Context, spec campaign.RunSpec) campaign.Resu
 		res.Outcome, res.Finding = campaign.HarnessError, err.Error()
 		return res
 	}
-	res.Subject.Lock, res.Subject.LibraryVersion = subj.Name(), subj.Info.Version
+	res.Subject.Lock, res.Subject.LibraryVersion = subj.Label(), subj.Info.Version
 	switch spec.Item.Kind {
 	case campaign.KindProperty:
 		e.property(ctx, spec, subj, &res)

@@ -17,7 +17,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var opt runner.Options
 	var ov runner.Overrides
 	backend := f.backend()
-	lock := f.String("lock", "", "run the scenario with this lock instead of its own (see `simulate list`)")
+	lock := f.String("lock", "", "run the scenario with this lock instead of its own (see `simulate list`; NAME+OPTION=VALUE also sets a lock option)")
 	f.StringVar(&ov.Variant, "variant", "", "run this variant of the scenario")
 	workerLine := f.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	f.IntVar(&ov.Cycles, "cycles", 0, "number of fault cycles (default: the scenario's; 1 to 1000)")

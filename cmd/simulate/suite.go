@@ -39,7 +39,7 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("suite", "", stdout, stderr)
 	var opt suite.Options
 	done := suiteFlags(f, &opt)
-	lock := f.String("lock", "", "the lock to test: a built-in (see simulate list), or with -worker the name the worker should declare")
+	lock := f.String("lock", "", "the lock to test: a built-in (see simulate list; NAME+OPTION=VALUE sets a lock option in every property), or with -worker the name the worker should declare")
 	workerLine := f.String("worker", "", "start this command as every client's worker instead of the built-in one: it speaks docs/PROTOCOL.md and declares its lock (split into words like a shell would; no shell runs it)")
 	baseline := f.String("baseline", "", "compare with this baseline: exit 1 when a property that held now fails")
 	writeBaseline := f.String("write-baseline", "", "write this run's outcomes to this baseline file")
@@ -157,7 +157,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("cards", "", stdout, stderr)
 	var opt suite.Options
 	done := suiteFlags(f, &opt)
-	locks := f.String("locks", "", "comma-separated locks (default: every lock lockfault ships)")
+	locks := f.String("locks", "", "comma-separated locks, each NAME or NAME+OPTION=VALUE (default: every lock lockfault ships, and those with a safety option on)")
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
 	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
 	var workers []string
@@ -175,7 +175,15 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	names := list(*locks)
 	if len(names) == 0 {
-		names = runner.KnownLocks(ctx)
+		// Every shipped lock, each followed by its safety options on.
+		for _, n := range runner.KnownLocks(ctx) {
+			names = append(names, n)
+			for _, r := range suite.RemedyLocks() {
+				if strings.HasPrefix(r, n+"+") {
+					names = append(names, r)
+				}
+			}
+		}
 	}
 	var subjects []runner.Subject
 	for _, n := range names {
@@ -193,7 +201,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 		subjects = append(subjects, s)
 	}
 	res, err := suite.Cards(ctx, subjects, opt, *md, func(s runner.Subject, done, total int, r card.Row) {
-		fmt.Fprintf(stdout, "%-16s [%*d/%d] %-28s %s\n", s.Name(), len(fmt.Sprint(total)), done, total, r.Property, r.Summary())
+		fmt.Fprintf(stdout, "%-16s [%*d/%d] %-28s %s\n", s.Label(), len(fmt.Sprint(total)), done, total, r.Property, r.Summary())
 	})
 	for i, c := range res.Cards {
 		fmt.Fprintf(stdout, "%-16s %s in %v: %s\n", c.Lock, c.Tally(), c.Duration.Round(time.Second), res.Dirs[i])
