@@ -89,7 +89,8 @@ suite: build image
 # Every lock lockfault ships (its own, and the Go libraries' through
 # lockfault-ext), every Python and PHP library through its worker, and the
 # lock × property table (cards.md, cards.png, linking every report), and
-# docs/CARDS.md (what was measured, with versions, linking nothing).
+# docs/CARDS.md (what was measured, with versions, linking nothing) with
+# its tallies in README.md.
 # One worker command per line (a command holds spaces, so the list is split
 # on newlines, not on words).
 define WORKERS
@@ -104,7 +105,7 @@ endef
 export WORKERS
 cards: build image
 	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
-	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md "$${args[@]}" $(ARGS)
+	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md -readme README.md "$${args[@]}" $(ARGS)
 
 # How often each outcome comes back (campaigns/rates.yaml: every lock ×
 # every property × 20 runs), as a sharded campaign on this machine: SHARDS

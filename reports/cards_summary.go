@@ -44,6 +44,74 @@ func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
+// The README's block that WriteCardsReadme rewrites.
+const (
+	readmeBegin = "<!-- BEGIN generated:cards (make cards) -->\n"
+	readmeEnd   = "<!-- END generated:cards -->"
+)
+
+// CheckCardsReadme checks, before a cards run starts, that a README given
+// to WriteCardsReadme ("": none) can be rewritten: a summary page is given
+// too, and the README has the cards block.
+func CheckCardsReadme(readme, summary string) error {
+	if readme == "" {
+		return nil
+	}
+	if summary == "" {
+		return fmt.Errorf("needs -summary (the README's block is made from that page)")
+	}
+	_, _, _, err := readmeBlock(readme)
+	return err
+}
+
+// readmeBlock reads a README and finds its cards block: the text before
+// the block's content ends at i, the text after it starts at j.
+func readmeBlock(readme string) (r []byte, i, j int, err error) {
+	if r, err = readBounded(readme); err != nil {
+		return nil, 0, 0, err
+	}
+	i, j = bytes.Index(r, []byte(readmeBegin)), bytes.Index(r, []byte(readmeEnd))
+	if i < 0 || j < i {
+		return nil, 0, 0, fmt.Errorf("%s: no cards block (%q ... %q)", readme, strings.TrimSpace(readmeBegin), readmeEnd)
+	}
+	return r, i + len(readmeBegin), j, nil
+}
+
+// WriteCardsReadme rewrites the README's cards block from the page
+// WriteCardsSummary wrote: each backend's heading and its table of locks
+// with their versions and tallies.
+func WriteCardsReadme(readme, page string) error {
+	p, err := readBounded(page)
+	if err != nil {
+		return err
+	}
+	r, i, j, err := readmeBlock(readme)
+	if err != nil {
+		return err
+	}
+	sections := summarySections(p)
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(sections)) {
+		lines := strings.Split(sections[name], "\n")
+		for k, l := range lines {
+			if strings.HasPrefix(l, "## ") {
+				fmt.Fprintf(&b, "**%s**\n\n", strings.TrimPrefix(l, "## "))
+				for _, t := range lines[k+1:] {
+					if strings.HasPrefix(t, "|") {
+						b.WriteString(t + "\n")
+					} else if b.Len() > 0 && strings.HasSuffix(b.String(), "|\n") {
+						break
+					}
+				}
+				b.WriteString("\n")
+				break
+			}
+		}
+	}
+	out := append(append(append([]byte{}, r[:i]...), b.String()...), r[j:]...)
+	return os.WriteFile(readme, out, 0o644)
+}
+
 var sectionRE = regexp.MustCompile(`(?s)\n<!-- cards:([a-z]+) -->\n.*?\n<!-- /cards:([a-z]+) -->\n`)
 
 // summarySections are the backend sections of a page WriteCardsSummary

@@ -36,6 +36,29 @@ func TestCardsSummaryKeepsTheOtherBackend(t *testing.T) {
 	if strings.Contains(page, "first-lock") {
 		t.Errorf("the process section was not replaced:\n%s", page)
 	}
+	readme := filepath.Join(filepath.Dir(path), "README.md")
+	if err := CheckCardsReadme(readme, path); err == nil {
+		t.Error("a missing README was accepted")
+	}
+	os.WriteFile(readme, []byte("# x\n\nbefore\n\n"+readmeBegin+"old\n"+readmeEnd+"\n\nafter\n"), 0o644)
+	if err := CheckCardsReadme(readme, ""); err == nil {
+		t.Error("-readme without -summary was accepted")
+	}
+	if err := CheckCardsReadme(readme, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteCardsReadme(readme, path); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := os.ReadFile(readme)
+	for _, want := range []string{"before\n\n" + readmeBegin + "**docker backend", "| docker-lock | v1.2.3 |", "**process backend", "| second-lock |", readmeEnd + "\n\nafter"} {
+		if !strings.Contains(string(r), want) {
+			t.Errorf("the README lacks %q:\n%s", want, r)
+		}
+	}
+	if strings.Contains(string(r), "old") || strings.Contains(string(r), "two holders") {
+		t.Errorf("the README's block holds more than the tallies:\n%s", r)
+	}
 	if strings.Count(page, "# Measured cards") != 1 || strings.Index(page, "## docker") > strings.Index(page, "## process") {
 		t.Errorf("want one header, then docker, then process:\n%s", page)
 	}

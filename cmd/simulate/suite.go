@@ -160,6 +160,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	locks := f.String("locks", "", "comma-separated locks, each NAME or NAME+OPTION=VALUE (default: every lock lockfault ships, and those with a safety option on)")
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
 	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
+	readme := f.String("readme", "", "with -summary: also rewrite this README's cards block (its generated:cards markers) from that page (make cards: README.md)")
 	var workers []string
 	f.Func("worker", "also the lock of this external worker (repeatable; see simulate suite -worker)", func(s string) error {
 		workers = append(workers, s)
@@ -170,6 +171,9 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := done(); err != nil {
 		return f.fail("%v", err)
+	}
+	if err := reports.CheckCardsReadme(*readme, *summary); err != nil {
+		return f.fail("-readme: %v", err)
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -215,6 +219,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	if *summary != "" {
 		if err := reports.WriteCardsSummary(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
 			return f.fail("-summary: %v", err)
+		}
+	}
+	if *readme != "" {
+		if err := reports.WriteCardsReadme(*readme, *summary); err != nil {
+			return f.fail("-readme: %v", err)
 		}
 	}
 	fmt.Fprintf(stdout, "%d cards, %d outcome(s) differ from the promise table; wrote %s and %s\n", len(res.Cards), len(res.Differ), *md, strings.TrimSuffix(*md, ".md")+".png")
