@@ -196,8 +196,9 @@ func runRow(ctx context.Context, row card.Row, sc *scenarios.Scenario, subj runn
 }
 
 // judge fills a property's row from its run's result: held when the run
-// matched and nothing of the schedule went unexercised, else violated with
-// what was seen that the property does not allow.
+// matched and nothing of the schedule went unexercised; unknown when a part
+// of the schedule never reached the lock and nothing else was wrong; else
+// violated with what was seen that the property does not allow.
 func judge(row *card.Row, plan *runner.Plan, res *checker.Result, matched bool, why string) {
 	sc := plan.Scenario
 	row.Observed = res.Observed
@@ -217,6 +218,12 @@ func judge(row *card.Row, plan *runner.Plan, res *checker.Result, matched bool, 
 	}
 	if notExercised {
 		allowed[checker.ClassNotExercised] = false
+		if matched || !slices.ContainsFunc(res.Observed, func(c string) bool { return c != checker.ClassNotExercised && !allowed[c] }) {
+			// Nothing else went wrong: the schedule did not reach the lock
+			// (a step its API cannot express, a trigger that never fired),
+			// so the run proved nothing either way.
+			row.Outcome = card.Unknown
+		}
 	}
 	for _, cs := range res.CycleObserved {
 		if slices.ContainsFunc(cs, func(c string) bool { return !allowed[c] }) {

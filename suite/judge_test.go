@@ -1,0 +1,40 @@
+package suite
+
+import (
+	"testing"
+
+	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// A schedule that did not reach the lock proves nothing: unknown, unless
+// something the property forbids was seen as well (violated); a matched run
+// that reached it is held.
+func TestJudgeNotExercised(t *testing.T) {
+	plan := &runner.Plan{Scenario: &scenarios.Scenario{Expect: []string{checker.ClassSafe}}}
+	ne := checker.Finding{Class: checker.ClassNotExercised}
+	stuck := checker.Finding{Class: checker.ClassStuck}
+	for _, c := range []struct {
+		observed []string
+		findings []checker.Finding
+		matched  bool
+		want     card.Outcome
+	}{
+		{[]string{checker.ClassNotExercised}, []checker.Finding{ne}, false, card.Unknown},
+		{[]string{checker.ClassNotExercised}, []checker.Finding{ne}, true, card.Unknown},
+		{[]string{checker.ClassStuck, checker.ClassNotExercised}, []checker.Finding{stuck, ne}, false, card.Violated},
+		{nil, nil, true, card.Held},
+	} {
+		res := &checker.Result{Observed: c.observed, Findings: c.findings, CycleObserved: [][]string{c.observed}}
+		var row card.Row
+		judge(&row, plan, res, c.matched, "expected safe")
+		if row.Outcome != c.want {
+			t.Errorf("observed %v (matched %v): %s, want %s", c.observed, c.matched, row.Outcome, c.want)
+		}
+		if c.want == card.Unknown && row.Finding == "" {
+			t.Errorf("observed %v: unknown without the reason", c.observed)
+		}
+	}
+}
