@@ -41,6 +41,11 @@ func Main() {
 type Worker struct {
 	outMu sync.Mutex
 	out   *json.Encoder
+	// announced: the leases whose grant has been written (under outMu); a
+	// renewal of a lease the harness has not yet been told of waits in
+	// pendingRenew and is written right after the grant (a lock may renew
+	// between its Acquire's return and the grant's reply).
+	announced, pendingRenew map[string]bool
 
 	client   string
 	lockName string
@@ -85,10 +90,11 @@ type failpoint struct {
 // New returns a worker writing messages to out.
 func New(out io.Writer) *Worker {
 	return &Worker{
-		out:     json.NewEncoder(out),
-		clock:   &skewClock{},
-		leases:  map[string]*lockimpl.Lease{},
-		valid:   map[string]int64{},
+		out:       json.NewEncoder(out),
+		clock:     &skewClock{},
+		leases:    map[string]*lockimpl.Lease{},
+		valid:     map[string]int64{},
+		announced: map[string]bool{}, pendingRenew: map[string]bool{},
 		fps:     map[string]*failpoint{},
 		seenOps: map[int64]bool{},
 		ops:     make(chan Command, 64),
@@ -100,6 +106,19 @@ func (w *Worker) send(m Message) {
 	w.outMu.Lock()
 	defer w.outMu.Unlock()
 	_ = w.out.Encode(m)
+	if m.Type != "reply" || m.Status != StatusOK || m.Lease == "" || w.announced[m.Lease] {
+		return
+	}
+	w.announced[m.Lease] = true
+	if w.pendingRenew[m.Lease] {
+		delete(w.pendingRenew, m.Lease)
+		w.mu.Lock()
+		l := w.leases[m.Lease]
+		w.mu.Unlock()
+		if l != nil {
+			_ = w.out.Encode(w.renewMessage(m.Lease, l))
+		}
+	}
 }
 
 // Serve reads commands until shutdown or end of input.
@@ -382,9 +401,25 @@ func (w *Worker) hit(name string) {
 }
 
 func (w *Worker) renewed(l *lockimpl.Lease) {
-	id, until := w.leaseID(l), w.mono(l)
+	id := w.leaseID(l)
+	if id == "" {
+		return // inside Acquire: the grant's reply carries this validity
+	}
+	w.outMu.Lock()
+	if !w.announced[id] {
+		w.pendingRenew[id] = true // written after the grant
+		w.outMu.Unlock()
+		return
+	}
+	w.outMu.Unlock()
+	w.send(w.renewMessage(id, l))
+}
+
+// renewMessage records a lease's renewed validity and says it.
+func (w *Worker) renewMessage(id string, l *lockimpl.Lease) Message {
+	until := w.mono(l)
 	w.setValid(id, until)
-	w.send(Message{Type: "renew", Lease: id, ValidityMs: l.Validity.Milliseconds(), ValidUntil: until})
+	return Message{Type: "renew", Lease: id, ValidityMs: l.Validity.Milliseconds(), ValidUntil: until}
 }
 
 // setValid records the end of a lease's validity as the lock reported it.
