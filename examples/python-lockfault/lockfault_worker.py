@@ -211,11 +211,29 @@ def under_clock_shim():
 _out_lock = threading.Lock()
 
 
+_announced = set()  # leases whose grant has been written
+_pending_renew = {}  # lease -> a renew that came before its grant's reply
+
+
+def _write(msg):
+    sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+
+
 def send(msg):
-    """One message line; safe from any thread."""
-    line = json.dumps(msg, separators=(",", ":")) + "\n"
+    """One message line; safe from any thread. A renew of a lease whose
+    grant has not been written yet (a renewing thread can run between the
+    library's acquire and the reply) is held back and written right after
+    the grant: the harness refuses a renew of a lease it was not granted."""
     with _out_lock:
-        sys.stdout.write(line)
+        lease = msg.get("lease")
+        if msg.get("type") == "renew" and lease not in _announced:
+            _pending_renew[lease] = msg
+            return
+        _write(msg)
+        if msg.get("type") == "reply" and msg.get("status") == "ok" and lease and lease not in _announced:
+            _announced.add(lease)
+            if lease in _pending_renew:
+                _write(_pending_renew.pop(lease))
         sys.stdout.flush()
 
 
@@ -546,8 +564,9 @@ class Worker:
 
     def renewed(self, handle, valid_until):
         """A watchdog adapter's renewal of a grant: recorded for write_if_valid
-        and sent as `renew`. Unknown handles (a grant not yet replied) are
-        dropped."""
+        and sent as `renew` (after the grant's reply: see send). Unknown
+        handles (inside the library's acquire, before the lease has an id)
+        are dropped: the grant's reply carries that validity."""
         with self.mu:
             ids = [i for i, l in self.leases.items() if l[0] is handle]
             for i in ids:
