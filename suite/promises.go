@@ -141,8 +141,15 @@ var Remedies = map[string]map[string]string{
 
 // Promise is the promise table's entry for a subject and a property: the
 // lock's (Expected), except where the subject's options are a remedy for
-// the property (Remedies).
+// the property (Remedies). A lock with a safety option on is carded on the
+// properties the option is meant to win only: the rest are the lock's own
+// card (wait-replicas=1 on a topology without a replica grants nothing).
 func Promise(subj runner.Subject, p Property) (outcome card.Outcome, why string) {
+	if r, ok := Remedies[subj.Label()]; ok {
+		if _, wins := r[p.Name]; !wins {
+			return card.NotClaimed, fmt.Sprintf("%s is carded on the properties its option is meant to win; %s's own card has this one", subj.Label(), subj.Name())
+		}
+	}
 	outcome, why = Expected(subj.Info, p)
 	if outcome == card.Violated {
 		if r, ok := Remedies[subj.Label()][p.Name]; ok {
