@@ -78,6 +78,13 @@ func (b *builder) subject(lock, worker, lockAt, workerAt string) error {
 		switch {
 		case lock == "":
 			return errAt(lockAt, "a subject needs a lock or a worker (allowed locks: %s)", strings.Join(b.cat.Locks, ", "))
+		case strings.Contains(lock, "+") && b.cat.CheckLock != nil:
+			if len(lock) > MaxNameLen*4 {
+				return errAt(lockAt, "lock %q is too long (allowed: at most %d characters with its options)", lock[:MaxNameLen], MaxNameLen*4)
+			}
+			if err := b.cat.CheckLock(lock); err != nil {
+				return errAt(lockAt, "%v", err)
+			}
 		case !slices.Contains(b.cat.Locks, lock):
 			return errAt(lockAt, "unknown lock %q (allowed: %s; or a worker command)", lock, strings.Join(b.cat.Locks, ", "))
 		}

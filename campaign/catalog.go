@@ -6,6 +6,9 @@ package campaign
 type Catalog struct {
 	// Locks are the built-in lock names.
 	Locks []string
+	// CheckLock checks a lock named with options ("redisson+wait-replicas=1";
+	// nil: no name with options is accepted).
+	CheckLock func(label string) error
 	// Properties are the suite's property names ("exclusion/no-faults").
 	Properties []string
 	// Scenarios are the built-in scenario names.

@@ -21,7 +21,11 @@ func Catalog() campaign.Catalog {
 	for _, p := range suite.All() {
 		props = append(props, p.Name)
 	}
-	return campaign.Catalog{Locks: runner.KnownLocks(context.Background()), Properties: props, Scenarios: scenarios.Names(), Promise: promise, CheckScenario: checkScenario}
+	checkLock := func(label string) error {
+		_, err := runner.BuiltIn(context.Background(), label)
+		return err
+	}
+	return campaign.Catalog{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, CheckScenario: checkScenario}
 }
 
 // promise is the promise table's outcome of a built-in lock on a property.

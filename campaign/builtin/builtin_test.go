@@ -40,6 +40,27 @@ func TestCatalogCarriesThePromiseTable(t *testing.T) {
 	}
 }
 
+// A lock with a safety option on is a subject of its own, its cells
+// expected as suite.Remedies says; an option the lock does not have is
+// refused at its line.
+func TestCampaignLockWithOptions(t *testing.T) {
+	cat := Catalog()
+	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: redisson}, {lock: redisson+wait-replicas=1}]\nitems: [{property: failover/async-replica}]\n"), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]campaign.Outcome{"redisson": campaign.Violated, "redisson+wait-replicas=1": campaign.Held}
+	for _, s := range def.Subjects {
+		if got := def.Expect(s, def.Items[0]); got.Outcome != want[s.Lock] {
+			t.Errorf("%s × failover/async-replica: expected %+v, want %s", s.Lock, got, want[s.Lock])
+		}
+	}
+	_, err = campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: redisson+bogus=1}]\nitems: [{property: exclusion}]\n"), cat)
+	if err == nil || !strings.Contains(err.Error(), `c.yaml:2: subjects.0.lock: lock redisson has no option "bogus"`) {
+		t.Errorf("an unknown option: %v", err)
+	}
+}
+
 // The example CI workflow's definition is a valid campaign of the real
 // catalog.
 func TestCIExampleDefinitionParses(t *testing.T) {
