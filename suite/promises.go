@@ -145,10 +145,8 @@ var Remedies = map[string]map[string]string{
 // properties the option is meant to win only: the rest are the lock's own
 // card (wait-replicas=1 on a topology without a replica grants nothing).
 func Promise(subj runner.Subject, p Property) (outcome card.Outcome, why string) {
-	if r, ok := Remedies[subj.Label()]; ok {
-		if _, wins := r[p.Name]; !wins {
-			return card.NotClaimed, fmt.Sprintf("%s is carded on the properties its option is meant to win; %s's own card has this one", subj.Label(), subj.Name())
-		}
+	if ok, why := p.AppliesTo(subj); !ok {
+		return card.NotClaimed, why
 	}
 	outcome, why = Expected(subj.Info, p)
 	if outcome == card.Violated {
@@ -157,6 +155,21 @@ func Promise(subj runner.Subject, p Property) (outcome card.Outcome, why string)
 		}
 	}
 	return outcome, why
+}
+
+// AppliesTo says whether the property is run against a subject: it applies
+// to the lock (Applies), and a lock with a safety option on is run on the
+// properties the option is meant to win only.
+func (p Property) AppliesTo(subj runner.Subject) (bool, string) {
+	if ok, why := p.Applies(subj.Info); !ok {
+		return false, why
+	}
+	if r, ok := Remedies[subj.Label()]; ok {
+		if _, wins := r[p.Name]; !wins {
+			return false, fmt.Sprintf("%s is carded on the properties its option is meant to win; %s's own card has this one", subj.Label(), subj.Name())
+		}
+	}
+	return true, ""
 }
 
 // RemedyLocks are the labels of Remedies, sorted.

@@ -260,15 +260,13 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 	if err != nil {
 		return nil, "", err
 	}
-	if _, ok := Remedies[subj.Label()]; ok {
-		apply = slices.DeleteFunc(apply, func(p Property) bool {
-			if o, why := Promise(subj, p); o == card.NotClaimed {
-				notClaimed[p.Name] = why
-				return true
-			}
-			return false
-		})
-	}
+	apply = slices.DeleteFunc(apply, func(p Property) bool {
+		ok, why := p.AppliesTo(subj)
+		if !ok {
+			notClaimed[p.Name] = why
+		}
+		return !ok
+	})
 	c := &card.Card{Lock: subj.Label(), Needs: string(subj.Info.Needs), Caps: subj.Info.Caps, Version: subj.Info.Version,
 		Backend: string(opt.Run.Backend), RunID: runner.NewRunID(), Started: time.Now(), Worker: subj.Worker()}
 	if subj.Shipped {

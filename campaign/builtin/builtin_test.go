@@ -45,14 +45,19 @@ func TestCatalogCarriesThePromiseTable(t *testing.T) {
 // refused at its line.
 func TestCampaignLockWithOptions(t *testing.T) {
 	cat := Catalog()
-	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: redisson}, {lock: redisson+wait-replicas=1}]\nitems: [{property: failover/async-replica}]\n"), cat)
+	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: redisson}, {lock: redisson+wait-replicas=1}]\nitems: [{property: failover/async-replica}, {property: exclusion/no-faults}]\n"), cat)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]campaign.Outcome{"redisson": campaign.Violated, "redisson+wait-replicas=1": campaign.Held}
+	want := map[[2]string]campaign.Outcome{
+		{"redisson", "failover/async-replica"}: campaign.Violated, {"redisson+wait-replicas=1", "failover/async-replica"}: campaign.Held,
+		{"redisson", "exclusion/no-faults"}: campaign.Held, {"redisson+wait-replicas=1", "exclusion/no-faults"}: campaign.NotClaimed,
+	}
 	for _, s := range def.Subjects {
-		if got := def.Expect(s, def.Items[0]); got.Outcome != want[s.Lock] {
-			t.Errorf("%s × failover/async-replica: expected %+v, want %s", s.Lock, got, want[s.Lock])
+		for _, it := range def.Items {
+			if got := def.Expect(s, it); got.Outcome != want[[2]string{s.Lock, it.Name}] {
+				t.Errorf("%s × %s: expected %+v, want %s", s.Lock, it.Name, got, want[[2]string{s.Lock, it.Name}])
+			}
 		}
 	}
 	_, err = campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: redisson+bogus=1}]\nitems: [{property: exclusion}]\n"), cat)

@@ -92,7 +92,7 @@ func (e *Executor) property(ctx context.Context, spec campaign.RunSpec, subj run
 		res.Outcome, res.Finding = campaign.HarnessError, fmt.Sprintf("no property %q", spec.Item.Name)
 		return
 	}
-	if ok, why := p.Applies(subj.Info); !ok {
+	if ok, why := p.AppliesTo(subj); !ok {
 		res.Outcome, res.Finding = campaign.NotClaimed, why
 		return
 	}
