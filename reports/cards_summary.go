@@ -2,8 +2,9 @@ package reports
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/internal/userfile"
 )
 
 // maxSummaryBytes bounds the existing page read back to keep the other
@@ -29,9 +31,9 @@ func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string
 		backend = cards[0].Backend // auto resolved
 	}
 	sections := map[string]string{}
-	if old, err := readBounded(path); err == nil {
+	if old, err := userfile.ReadFile(path, maxSummaryBytes); err == nil {
 		sections = summarySections(old)
-	} else if !os.IsNotExist(err) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	sections[backend] = backendSection(backend, cards, differ)
@@ -67,7 +69,7 @@ func CheckCardsReadme(readme, summary string) error {
 // readmeBlock reads a README and finds its cards block: the text before
 // the block's content ends at i, the text after it starts at j.
 func readmeBlock(readme string) (r []byte, i, j int, err error) {
-	if r, err = readBounded(readme); err != nil {
+	if r, err = userfile.ReadFile(readme, maxSummaryBytes); err != nil {
 		return nil, 0, 0, err
 	}
 	i, j = bytes.Index(r, []byte(readmeBegin)), bytes.Index(r, []byte(readmeEnd))
@@ -81,7 +83,7 @@ func readmeBlock(readme string) (r []byte, i, j int, err error) {
 // WriteCardsSummary wrote: each backend's heading and its table of locks
 // with their versions and tallies.
 func WriteCardsReadme(readme, page string) error {
-	p, err := readBounded(page)
+	p, err := userfile.ReadFile(page, maxSummaryBytes)
 	if err != nil {
 		return err
 	}
@@ -96,11 +98,13 @@ func WriteCardsReadme(readme, page string) error {
 		for k, l := range lines {
 			if strings.HasPrefix(l, "## ") {
 				fmt.Fprintf(&b, "**%s**\n\n", strings.TrimPrefix(l, "## "))
+				inTable := false
 				for _, t := range lines[k+1:] {
 					if strings.HasPrefix(t, "|") {
 						b.WriteString(t + "\n")
-					} else if b.Len() > 0 && strings.HasSuffix(b.String(), "|\n") {
-						break
+						inTable = true
+					} else if inTable {
+						break // the first table only
 					}
 				}
 				b.WriteString("\n")
@@ -124,22 +128,6 @@ func summarySections(page []byte) map[string]string {
 		}
 	}
 	return out
-}
-
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSummaryBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxSummaryBytes {
-		return nil, fmt.Errorf("%s: over %d bytes, not a page simulate cards wrote", path, maxSummaryBytes)
-	}
-	return b, nil
 }
 
 func backendSection(backend string, cards []*card.Card, differ []string) string {
