@@ -215,7 +215,7 @@ func readIndexRun(path, dir string) *indexRun {
 	if err != nil && !errors.Is(err, errStop) && !gotMeta {
 		r.Problem = fmt.Sprintf("%s: %v", FileJSON, err)
 	}
-	r.Scenario, r.Lock, r.Backend, r.RunID = meta.Scenario, meta.Lock, meta.Backend, meta.RunID
+	r.Scenario, r.Lock, r.Backend, r.RunID = meta.Scenario, meta.Label(), meta.Backend, meta.RunID
 	r.Started, r.Duration, r.Expect, r.Why, r.Error = meta.Started, meta.Duration, meta.Expect, meta.Why, meta.Error
 	if !gotMeta && r.Problem == "" {
 		r.Problem = FileJSON + ": no meta"

@@ -49,6 +49,7 @@ func indexFixture(t *testing.T) string {
 	// A run that matched.
 	ev, meta = raceHistory(), raceMeta()
 	meta.RunID, meta.Started = "run-ok", meta.Started.Add(time.Hour)
+	meta.LockLabel = meta.Lock + "+wait-replicas=1" // a lock run with an option is named by its label
 	res = check(t, ev, &meta)
 	if err := Write(filepath.Join(root, "gc-pause", "run-ok"), meta, ev, res); err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestIndexListsEveryEntry(t *testing.T) {
 		`href="gc-pause/run-xss/report.html"`, `href="suite/single/card-1/suite.html"`, `href="campaigns/nightly/campaign.md"`,
 		`href="gc-pause/run-xss/report.md"`,
 		"held 17/20 (95 % CI 64–95 %)", "violated 3/20", "1 held, 1 violated",
-		"&lt;script&gt;alert(1)&lt;/script&gt;", "Content-Security-Policy",
+		"&lt;script&gt;alert(1)&lt;/script&gt;", "Content-Security-Policy", "single-setnx&#43;wait-replicas=1</td>",
 	} {
 		if !strings.Contains(string(page), w) {
 			t.Errorf("index.html lacks %q", w)

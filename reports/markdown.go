@@ -27,7 +27,7 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 		r = &checker.Result{}
 	}
 
-	d.h(1, fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Lock))
+	d.h(1, fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Label()))
 	if meta.Interrupted {
 		d.callout(bold("Interrupted."), txt(" The run was cut short (Ctrl-C): everything below covers only the part of the run before it stopped."))
 	}

@@ -18,15 +18,26 @@ import (
 	"github.com/lockfault/lockfault/history"
 )
 
+// Label is the lock's label, else its name.
+func (m Meta) Label() string {
+	if m.LockLabel != "" {
+		return m.LockLabel
+	}
+	return m.Lock
+}
+
 // Meta describes a run: what was tested, what was expected, how it went.
 type Meta struct {
 	Scenario    string `json:"scenario"`
 	Claim       string `json:"claim,omitempty"`
 	Description string `json:"description,omitempty"`
 	Lock        string `json:"lock"`
-	Backend     string `json:"backend"`
-	RunID       string `json:"run_id"`
-	Seed        int64  `json:"seed"`
+	// LockLabel is the lock with its options ("redisson+wait-replicas=1");
+	// empty when it ran with none.
+	LockLabel string `json:"lock_label,omitempty"`
+	Backend   string `json:"backend"`
+	RunID     string `json:"run_id"`
+	Seed      int64  `json:"seed"`
 	// Expect are the expected classes, Allow the tolerated extra ones.
 	Expect []string `json:"expect"`
 	Allow  []string `json:"allow,omitempty"`

@@ -89,7 +89,7 @@ func readMeta(dir string) (reports.Meta, *scenarios.Scenario, error) {
 		return doc.Meta, sc, nil
 	}
 	meta := func(sc *scenarios.Scenario) reports.Meta {
-		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
 			Backend: info.Backend, RunID: info.RunID, Seed: info.Seed, Started: info.Started,
 			Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule()}
 	}

@@ -168,7 +168,7 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		return nil, err
 	}
 	r.workerLog = &capWriter{w: logFile, max: MaxWorkerLog}
-	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name,
+	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
 	r.info = ri
 

@@ -37,6 +37,14 @@ type RunInfo struct {
 	Pid      int       `json:"pid"` // the harness
 }
 
+// lockLabel is l's label when it has options, else "" (Meta.LockLabel).
+func lockLabel(l scenarios.Lock) string {
+	if len(l.Options) == 0 {
+		return ""
+	}
+	return l.Label()
+}
+
 func writeRunFiles(dir string, sc *scenarios.Scenario, info RunInfo) error {
 	if sc.Topology.Password != "" {
 		// The password only guards this run's own nodes: any value

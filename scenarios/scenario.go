@@ -9,8 +9,10 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,6 +78,16 @@ type Lock struct {
 	TTL     Duration          `yaml:"ttl"`
 	Wait    Duration          `yaml:"wait"` // how long one acquire keeps trying
 	Options map[string]string `yaml:"options"`
+}
+
+// Label names the lock with its options, as a subject's label does:
+// "redisson+wait-replicas=1" (options in name order), or the bare name.
+func (l Lock) Label() string {
+	s := l.Name
+	for _, k := range slices.Sorted(maps.Keys(l.Options)) {
+		s += "+" + k + "=" + l.Options[k]
+	}
+	return s
 }
 
 // Workload every client runs: acquire, critical section, release.

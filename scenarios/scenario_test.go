@@ -85,3 +85,18 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 		})
 	}
 }
+
+func TestLockLabel(t *testing.T) {
+	for _, c := range []struct {
+		lock Lock
+		want string
+	}{
+		{Lock{Name: "single"}, "single"},
+		{Lock{Name: "redisson", Options: map[string]string{"wait-replicas": "1"}}, "redisson+wait-replicas=1"},
+		{Lock{Name: "x", Options: map[string]string{"b": "2", "a": "1"}}, "x+a=1+b=2"},
+	} {
+		if got := c.lock.Label(); got != c.want {
+			t.Errorf("%+v: label %q, want %q", c.lock, got, c.want)
+		}
+	}
+}
