@@ -208,7 +208,10 @@ func (c *crashCause) spend(process string, t int64) bool {
 		c.spent[process] = true
 		return true
 	case "holder":
-		if isClone != c.clone {
+		// The holder may be a clone (clone-client's copy took the lock):
+		// crash-client on the holder kills whichever holds it; the heal of
+		// a clone-client on the holder kills only a clone.
+		if c.clone && !isClone {
 			return false
 		}
 	default:

@@ -65,6 +65,11 @@ func TestCollectEvidence(t *testing.T) {
 		{Time: at(41.2), Kind: Note, Op: NoteCrashed, Process: "c2"},
 		{Time: at(41.3), Kind: Note, Op: NoteCrashed, Process: "c1-clone"},
 		{Time: at(43), Kind: Note, Op: NoteCrashed, Process: "c1"},
+		// crash-client on the holder when the holder is a clone (c2's
+		// clone took the lock): the clone's death is the schedule's (a hunt
+		// found a "died" here that the schedule had caused).
+		{Time: at(44), Kind: FaultStart, Fault: "crash-client", Target: "holder"},
+		{Time: at(44.1), Kind: Note, Op: NoteCrashed, Process: "c2-clone"},
 	}
 	want := Evidence{Cycles: []CycleEvidence{
 		{Cycle: 0, Keys: []KeyEvidence{{Key: "k1", Grants: 1, CriticalSections: 1}, {Key: "k2"}}},
