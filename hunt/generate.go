@@ -224,7 +224,17 @@ func (g *Generator) event(f string, s *Schedule) Event {
 		e.Target, e.Dur = g.of(clients), 0
 	case "clock-client":
 		e.Target = g.of(clients)
-		e.Params = map[string]string{"by": signed(scale(ttl, g.pick(0.5, 1.5)), g.chance(0.5))}
+		forward := g.chance(0.5)
+		e.Params = map[string]string{"by": signed(scale(ttl, g.pick(0.5, 1.5)), forward)}
+		if !forward && g.chance(0.5) {
+			// A time daemon gone wrong: the clock keeps stepping back, every
+			// 10 ms while the fault lasts, so the lock's own steps (an
+			// acquire, a validity check) span a step. One step rarely falls
+			// inside a millisecond's acquire; a lock that measures validity
+			// on the wall clock is found only this way unless a command
+			// trigger times the step.
+			e.Params["every"] = "10ms"
+		}
 	case "kill", "power-loss":
 		e.Target = g.of(nodeTargets(s.Topology))
 		e.Params = map[string]string{"restart": scale(ttl, g.pick(0, 0.5, 1.5)).String()}
