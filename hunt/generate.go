@@ -173,12 +173,21 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 	return w
 }
 
-// fitWorkload: a workload that loses clients (crash-client) restarts them,
-// so the cycles after keep running.
+// fitWorkload fits the workload to the faults drawn: a workload that loses
+// clients (crash-client) restarts them, so the cycles after keep running;
+// one whose clients' clocks are stepped mostly trusts the validity the lock
+// reports (holds until shortly before it ends), or the steps could move
+// only what nobody reads.
 func (g *Generator) fitWorkload(s *Schedule) {
+	w := &s.Workload
 	for _, e := range s.Events {
-		if e.Fault == "crash-client" {
-			s.Workload.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
+		switch e.Fault {
+		case "crash-client":
+			w.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
+		case "clock-client":
+			if w.HoldUntilValid == 0 && w.WriteIfValid == 0 && w.Hold.D() < s.TTL && g.chance(0.7) {
+				w.HoldUntilValid = scenarios.Duration(scale(s.TTL, 0.1))
+			}
 		}
 	}
 }
@@ -226,7 +235,7 @@ func (g *Generator) event(f string, s *Schedule) Event {
 		e.Target = g.of(clients)
 		forward := g.chance(0.5)
 		e.Params = map[string]string{"by": signed(scale(ttl, g.pick(0.5, 1.5)), forward)}
-		if !forward && g.chance(0.5) {
+		if !forward && g.chance(0.75) {
 			// A time daemon gone wrong: the clock keeps stepping back, every
 			// 10 ms while the fault lasts, so the lock's own steps (an
 			// acquire, a validity check) span a step. One step rarely falls

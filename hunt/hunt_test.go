@@ -64,6 +64,30 @@ func TestGeneratorIsSeededAndValid(t *testing.T) {
 	}
 }
 
+// A lock that measures validity on the client's wall clock is found only
+// by a clock stepped back during its acquire while the client trusts the
+// validity it reports: the generator draws that (repeated steps back with a
+// validity-trusting workload) in a few percent of schedules, not once in a
+// blue moon.
+func TestGeneratorReachesSteppingClocks(t *testing.T) {
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, nil)
+	g := NewGenerator(sp, 1)
+	const n = 500
+	hits := 0
+	for i := 0; i < n; i++ {
+		s := g.Next()
+		for _, e := range s.Events {
+			if e.Fault == "clock-client" && e.Params["every"] != "" && strings.HasPrefix(e.Params["by"], "-") && s.Workload.HoldUntilValid > 0 {
+				hits++
+			}
+		}
+	}
+	if hits < n/40 {
+		t.Fatalf("%d of %d schedules step a client's clock back repeatedly while it trusts its validity, want at least %d", hits, n, n/40)
+	}
+	t.Logf("%d of %d schedules", hits, n)
+}
+
 // Known limits exclude their faults; a built-in lock's come from its
 // promise table; an unknown name is refused with the allowed ones.
 func TestKnownLimits(t *testing.T) {
