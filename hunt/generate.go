@@ -131,8 +131,43 @@ func (g *Generator) Next() *Schedule {
 		}
 		s.Events = append(s.Events, e)
 	}
+	g.aimClockStep(s)
 	g.fitWorkload(s)
 	return s
+}
+
+// aimClockStep: a client's clock step matters most inside the lock's own
+// acquire (a lock that measures the acquire's duration on the wall clock
+// then reports a validity the key does not have), and a step lands inside
+// a sub-millisecond acquire only by aim. So half of the schedules that
+// step a client's clock back, and have no anchor yet, anchor the cycle on
+// an acquire's command before it is sent and step the clock of the client
+// whose command fired.
+func (g *Generator) aimClockStep(s *Schedule) {
+	if s.Anchor != nil {
+		return
+	}
+	i := slices.IndexFunc(s.Events, func(e Event) bool {
+		return e.Fault == "clock-client" && strings.HasPrefix(e.Params["by"], "-")
+	})
+	if i < 0 {
+		return
+	}
+	var acq []resp.Shape
+	for _, c := range g.shapesFor(s.Workload) {
+		if c.Op == scenarios.OpAcquire {
+			acq = append(acq, c)
+		}
+	}
+	if len(acq) == 0 || !g.chance(0.5) {
+		return
+	}
+	sh := acq[g.rng.IntN(len(acq))]
+	s.Anchor = &scenarios.CommandMatch{Name: strings.Fields(sh.Name)[0], Op: sh.Op, At: scenarios.AtRequest}
+	e := s.Events[i]
+	e.At, e.Target = 0, lockfault.TargetTrigger
+	delete(e.Params, "every")
+	s.Events = append([]Event{e}, slices.Delete(s.Events, i, i+1)...)
 }
 
 // workload draws what the clients do: how many, holds relative to the TTL

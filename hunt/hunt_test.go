@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/resp"
@@ -71,21 +72,28 @@ func TestGeneratorIsSeededAndValid(t *testing.T) {
 // blue moon.
 func TestGeneratorReachesSteppingClocks(t *testing.T) {
 	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, nil)
+	sp.Commands = sampleShapes()
 	g := NewGenerator(sp, 1)
 	const n = 500
-	hits := 0
+	repeated, aimed := 0, 0
 	for i := 0; i < n; i++ {
 		s := g.Next()
-		for _, e := range s.Events {
-			if e.Fault == "clock-client" && e.Params["every"] != "" && strings.HasPrefix(e.Params["by"], "-") && s.Workload.HoldUntilValid > 0 {
-				hits++
+		for j, e := range s.Events {
+			if e.Fault != "clock-client" || !strings.HasPrefix(e.Params["by"], "-") || s.Workload.HoldUntilValid == 0 {
+				continue
+			}
+			switch {
+			case e.Params["every"] != "":
+				repeated++
+			case j == 0 && e.Target == lockfault.TargetTrigger && s.Anchor.Op == scenarios.OpAcquire && s.Anchor.At == scenarios.AtRequest:
+				aimed++
 			}
 		}
 	}
-	if hits < n/40 {
-		t.Fatalf("%d of %d schedules step a client's clock back repeatedly while it trusts its validity, want at least %d", hits, n, n/40)
+	if repeated < n/50 || aimed < n/50 {
+		t.Fatalf("of %d schedules, %d step a client's clock back repeatedly and %d step it inside an acquire, while it trusts its validity; want at least %d each", n, repeated, aimed, n/50)
 	}
-	t.Logf("%d of %d schedules", hits, n)
+	t.Logf("of %d schedules: %d repeated steps back, %d aimed inside an acquire", n, repeated, aimed)
 }
 
 // Known limits exclude their faults; a built-in lock's come from its
