@@ -88,16 +88,17 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 	if err != nil {
 		return nil, err
 	}
+	// set moves every client's clock to offset; a client that died since
+	// the fault began is skipped (its heal has nothing to undo either).
 	set := func(offset time.Duration) error {
-		for _, c := range cls {
-			if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: offset.Milliseconds()}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return healClients(cls, func(c Client) error {
+			return c.Send(worker.Command{Cmd: "clock", OffsetMs: offset.Milliseconds()})
+		})
 	}
-	if err := set(by); err != nil {
-		return nil, err
+	for _, c := range cls { // the first step reaches every client, or the fault fails
+		if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: by.Milliseconds()}); err != nil {
+			return nil, err
+		}
 	}
 	if every == 0 {
 		return func(context.Context) error { return set(0) }, nil
@@ -121,7 +122,7 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 			}
 			offset += by
 			if set(offset) != nil {
-				return // a dead client: its heal has nothing to undo either
+				return
 			}
 		}
 	}()

@@ -5,6 +5,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -43,11 +44,30 @@ type Env interface {
 	Logf(format string, args ...any)
 }
 
-// Client is one worker process.
+// Client is one worker process. Signal and Send return an error that
+// wraps ErrClientGone once its process has died.
 type Client interface {
 	Name() string
 	Signal(sig syscall.Signal) error
 	Send(c worker.Command) error
+}
+
+// ErrClientGone: the client's process has died (crashed by a fault, or on
+// its own). A heal has nothing to undo on it: a dead process is neither
+// paused nor stepped, and a client restarted under its name is a new
+// process the fault never touched.
+var ErrClientGone = errors.New("client process is gone")
+
+// healClients undoes a fault on each client with undo, skipping clients
+// that are gone; it returns the first other error.
+func healClients(cls []Client, undo func(Client) error) error {
+	var first error
+	for _, c := range cls {
+		if err := undo(c); err != nil && !errors.Is(err, ErrClientGone) && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Targets is what a fault acts on.

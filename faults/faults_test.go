@@ -254,3 +254,71 @@ func TestClockClientStepsRepeatedly(t *testing.T) {
 		}
 	}
 }
+
+// goneClient is a worker that died after the fault began (a crash-client
+// in the same cycle): every signal and command says it is gone.
+type goneClient struct {
+	fakeClient
+	dead bool
+	err  error // what it returns once dead
+}
+
+func (g *goneClient) Signal(syscall.Signal) error {
+	if g.dead {
+		return g.err
+	}
+	return nil
+}
+
+func (g *goneClient) Send(c worker.Command) error {
+	if g.dead {
+		return g.err
+	}
+	return g.fakeClient.Send(c)
+}
+
+// A heal of a client fault skips a client whose process died since the
+// fault began (nothing is paused or stepped there any more: a hunt drew a
+// crash of the paused holder, and the run ended as a harness failure at
+// the pause's heal); any other failure of the heal is still an error.
+func TestClientHealsSkipAGoneClient(t *testing.T) {
+	for _, fault := range []string{"pause-client", "clock-client"} {
+		for _, every := range []string{"", "10ms"} {
+			if fault == "pause-client" && every != "" {
+				continue
+			}
+			for _, tc := range []struct {
+				err     error
+				wantErr bool
+			}{
+				{fmt.Errorf("worker c1 is dead: %w", ErrClientGone), false},
+				{fmt.Errorf("write |1: broken pipe"), true},
+			} {
+				gc := &goneClient{fakeClient: fakeClient{name: "c1"}, err: tc.err}
+				f, _, _ := Get(fault)
+				p := Params{"by": "-1s"}
+				if every != "" {
+					p["every"] = every
+				}
+				h, err := f.Inject(context.Background(), envWith(&env{}, gc), "c1", p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				gc.dead = true
+				time.Sleep(30 * time.Millisecond)
+				if err := h(context.Background()); (err != nil) != tc.wantErr {
+					t.Errorf("%s every=%q, client returning %q: heal returned %v, want error %v", fault, every, tc.err, err, tc.wantErr)
+				}
+			}
+		}
+	}
+	// A client already gone when the fault begins is not reached: the
+	// fault fails.
+	gc := &goneClient{fakeClient: fakeClient{name: "c1"}, dead: true, err: ErrClientGone}
+	for _, fault := range []string{"pause-client", "clock-client"} {
+		f, _, _ := Get(fault)
+		if _, err := f.Inject(context.Background(), envWith(&env{}, gc), "c1", Params{"by": "-1s"}); err == nil {
+			t.Errorf("%s on a gone client: no error", fault)
+		}
+	}
+}

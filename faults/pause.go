@@ -25,13 +25,7 @@ func (pauseClient) Inject(ctx context.Context, env Env, target string, p Params)
 		}
 	}
 	return func(context.Context) error {
-		var first error
-		for _, c := range cls {
-			if err := c.Signal(syscall.SIGCONT); err != nil && first == nil {
-				first = err
-			}
-		}
-		return first
+		return healClients(cls, func(c Client) error { return c.Signal(syscall.SIGCONT) })
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -321,17 +322,35 @@ func (p *proc) Send(c worker.Command) error {
 	if err != nil {
 		return err
 	}
+	select {
+	case <-p.dead:
+		return p.gone()
+	default:
+	}
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
-	_, err = p.in.Write(append(b, '\n'))
+	if _, err = p.in.Write(append(b, '\n')); err != nil {
+		// A write to a worker that just died fails before its exit is
+		// seen: give the exit a moment to be, so a heal knows it is gone.
+		select {
+		case <-p.dead:
+			return p.gone()
+		case <-time.After(time.Second):
+		}
+	}
 	return err
+}
+
+// gone is the error of a command or signal for a worker that has died.
+func (p *proc) gone() error {
+	return fmt.Errorf("worker %s is dead: %w", p.name, faults.ErrClientGone)
 }
 
 // Signal delivers a signal to the worker's process group.
 func (p *proc) Signal(sig syscall.Signal) error {
 	select {
 	case <-p.dead:
-		return fmt.Errorf("worker %s is dead", p.name)
+		return p.gone()
 	default:
 	}
 	// To the whole process group: a worker started through a wrapper (a
