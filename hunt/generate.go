@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -212,7 +213,8 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 // clients (crash-client) restarts them, so the cycles after keep running;
 // one whose clients' clocks are stepped mostly trusts the validity the lock
 // reports (holds until shortly before it ends), or the steps could move
-// only what nobody reads.
+// only what nobody reads; one whose holder extends while nodes are harmed
+// mostly extends across the harm (see extendAcross).
 func (g *Generator) fitWorkload(s *Schedule) {
 	w := &s.Workload
 	for _, e := range s.Events {
@@ -223,8 +225,31 @@ func (g *Generator) fitWorkload(s *Schedule) {
 			if w.HoldUntilValid == 0 && w.WriteIfValid == 0 && w.Hold.D() < s.TTL && g.chance(0.7) {
 				w.HoldUntilValid = scenarios.Duration(scale(s.TTL, 0.1))
 			}
+		case "kill", "power-loss", "pause-node", "partition-client":
+			g.extendAcross(s)
 		}
 	}
+}
+
+// extendAcrossTTLs is how long a holder that extends across a node fault
+// keeps extending, in TTLs: past the longest fault drawn (1.6 TTL, or a
+// restart 1.5 TTL late) and a TTL more, when the keys the fault took
+// have expired and another client can be granted.
+const extendAcrossTTLs = 2.5
+
+// extendAcross: an extend is tested when the nodes that hold the key are
+// harmed for longer than the TTL (a majority's keys expire or vanish while
+// the holder extends on what is left). One to three extends end before
+// most such faults do; so in most schedules that harm nodes while a holder
+// extends, the holder keeps extending for extendAcrossTTLs, as a suite
+// property's holder does (extend/majority-restart: 12 extends) and as a
+// watchdog's holder renews.
+func (g *Generator) extendAcross(s *Schedule) {
+	w := &s.Workload
+	if w.Extends == 0 || time.Duration(w.Extends)*w.ExtendEvery.D() >= scale(s.TTL, extendAcrossTTLs) || !g.chance(0.7) {
+		return
+	}
+	w.Extends = int(math.Ceil(float64(scale(s.TTL, extendAcrossTTLs)) / float64(w.ExtendEvery.D())))
 }
 
 // shapesFor are the seen commands of the operations a workload performs
