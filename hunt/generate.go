@@ -243,10 +243,17 @@ const extendAcrossTTLs = 2.5
 // most such faults do; so in most schedules that harm nodes while a holder
 // extends, the holder keeps extending for extendAcrossTTLs, as a suite
 // property's holder does (extend/majority-restart: 12 extends) and as a
-// watchdog's holder renews.
+// watchdog's holder renews; and half of such schedules of a lock that can
+// extend, whose holders did not, have them extend.
 func (g *Generator) extendAcross(s *Schedule) {
 	w := &s.Workload
-	if w.Extends == 0 || time.Duration(w.Extends)*w.ExtendEvery.D() >= scale(s.TTL, extendAcrossTTLs) || !g.chance(0.7) {
+	if w.Extends == 0 {
+		if !g.space.has(lockimpl.CapExtend) || w.Reentry > 1 || !g.chance(0.5) {
+			return
+		}
+		w.Extends, w.ExtendEvery = 1, scenarios.Duration(scale(s.TTL, g.pick(0.3, 0.6)))
+	}
+	if time.Duration(w.Extends)*w.ExtendEvery.D() >= scale(s.TTL, extendAcrossTTLs) || !g.chance(0.7) {
 		return
 	}
 	w.Extends = int(math.Ceil(float64(scale(s.TTL, extendAcrossTTLs)) / float64(w.ExtendEvery.D())))

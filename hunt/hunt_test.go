@@ -74,7 +74,7 @@ func TestGeneratorReachesSteppingClocks(t *testing.T) {
 	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, nil)
 	sp.Commands = sampleShapes()
 	g := NewGenerator(sp, 1)
-	const n = 500
+	const n = 2000
 	repeated, aimed := 0, 0
 	for i := 0; i < n; i++ {
 		s := g.Next()
@@ -90,22 +90,23 @@ func TestGeneratorReachesSteppingClocks(t *testing.T) {
 			}
 		}
 	}
-	if repeated < n/50 || aimed < n/50 {
-		t.Fatalf("of %d schedules, %d step a client's clock back repeatedly and %d step it inside an acquire, while it trusts its validity; want at least %d each", n, repeated, aimed, n/50)
+	if repeated < n/100 || aimed < n/100 {
+		t.Fatalf("of %d schedules, %d step a client's clock back repeatedly and %d step it inside an acquire, while it trusts its validity; want at least %d each", n, repeated, aimed, n/100)
 	}
 	t.Logf("of %d schedules: %d repeated steps back, %d aimed inside an acquire", n, repeated, aimed)
 }
 
 // A Redlock's extend is broken by a majority whose keys are gone while the
 // holder extends on what is left (broken-extend-any-master was not found
-// in 44 schedules, 10 minutes, when holders made one to three extends): a
-// fair share of schedules must have a holder extending across a fault that
-// harms a majority for longer than the TTL.
+// in 44 schedules, 10 minutes, when holders made one to three extends): one
+// schedule in 15 must have a holder extending across a fault that harms a
+// majority for a TTL or more (a holder that extended one to three times:
+// none; extending across only when the workload already extended: 1 in 20).
 func TestGeneratorExtendsAcrossNodeFaults(t *testing.T) {
 	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsMasters, Caps: []string{lockimpl.CapExtend}}, []string{"node-clock"})
 	sp.Commands = sampleShapes()
 	g := NewGenerator(sp, 1)
-	const n = 500
+	const n = 2000
 	across := 0
 	for i := 0; i < n; i++ {
 		s := g.Next()
@@ -126,8 +127,8 @@ func TestGeneratorExtendsAcrossNodeFaults(t *testing.T) {
 			}
 		}
 	}
-	if across < n/50 {
-		t.Fatalf("of %d schedules, %d have a holder extending across a fault that harms a majority for a TTL or more; want at least %d", n, across, n/50)
+	if across < n/15 {
+		t.Fatalf("of %d schedules, %d have a holder extending across a fault that harms a majority for a TTL or more; want at least %d", n, across, n/15)
 	}
 	t.Logf("of %d schedules: %d extend across a majority's harm", n, across)
 }
