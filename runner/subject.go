@@ -123,15 +123,19 @@ func BuiltIn(ctx context.Context, label string) (Subject, error) {
 
 // External starts a worker command, asks it which lock it runs (lock may
 // be empty: the worker then names its own) and returns it as a subject.
+// The lock may carry options, as BuiltIn's label does ("rueidislock+
+// try-next-after=200ms"): the worker is asked for the lock by its name,
+// and the options are checked against those it declares.
 func External(ctx context.Context, command []string, lock string) (Subject, error) {
 	if len(command) == 0 {
 		return Subject{}, fmt.Errorf("-worker: empty command")
 	}
-	info, err := Describe(ctx, command, lock)
+	name, opts, _ := strings.Cut(lock, "+")
+	info, err := Describe(ctx, command, name)
 	if err != nil {
 		return Subject{}, err
 	}
-	return Subject{Info: info, Command: command}, nil
+	return withOptions(Subject{Info: info, Command: command}, opts)
 }
 
 // Resolve turns the command line's -lock and -worker into a subject: a

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
@@ -32,6 +33,17 @@ func TestSubjectOptions(t *testing.T) {
 		if _, err := BuiltIn(ctx, label); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", label, err, want)
 		}
+	}
+
+	// The same label through a worker command (a binary that serves many
+	// locks, as lockfault-ext does): the worker is asked for the lock by
+	// its name, and the options are checked against its declaration.
+	ext, err := External(ctx, []string{os.Args[0]}, "redisson+wait-replicas=1")
+	if err != nil || ext.Name() != "redisson" || ext.Options["wait-replicas"] != "1" || ext.Label() != "redisson+wait-replicas=1" || !ext.External() {
+		t.Errorf("-worker with -lock redisson+wait-replicas=1: %v, label %q", err, ext.Label())
+	}
+	if _, err := External(ctx, []string{os.Args[0]}, "redisson+bogus=1"); err == nil || !strings.Contains(err.Error(), `no option "bogus"`) {
+		t.Errorf("-worker with an option the lock does not declare: %v", err)
 	}
 
 	sc, err := scenarios.Load("single-crash")
