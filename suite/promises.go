@@ -104,11 +104,13 @@ var violations = map[string]map[string]string{
 		"clock/node-drift":       nodeDrift,
 		"failover/async-replica": asyncFailover,
 		"failover/sentinel":      sentinelFailover,
-		// Measured (make cards), cause not identified: with 350 ms of delay
-		// on the replies to one client, every TryWithContext of that client
-		// ends in "context deadline exceeded" and it is never granted.
-		"validity/slow-acquire":       "unavailable: with 350 ms on the replies, every acquire of the slow client ends in context deadline exceeded",
-		"renewal/validity-from-start": "unavailable: with 350 ms on the replies, every acquire of the slow client ends in context deadline exceeded",
+		// Measured (make cards): rueidislock bounds every attempt on a key
+		// by its TryNextAfter option (20 ms by default, rueidislock/lock.go:
+		// acquire's context.WithTimeout), so a client whose replies come
+		// 20 ms late or more is never granted: "context deadline exceeded".
+		"validity/slow-acquire":       "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 350 ms on the replies the slow client is never granted",
+		"renewal/validity-from-start": "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 350 ms on the replies the slow client is never granted",
+		"clock/client-steps":          "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 20 ms on c1's replies c1 is never granted (the clock steps do not reach rueidis, which reads the monotonic clock)",
 	},
 	"redislock": {
 		"clock/node-jump":        nodeClock,
