@@ -211,9 +211,9 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 
 // fitWorkload fits the workload to the faults drawn: a workload that loses
 // clients (crash-client) restarts them, so the cycles after keep running;
-// one whose clients' clocks are stepped mostly trusts the validity the lock
-// reports (holds until shortly before it ends), or the steps could move
-// only what nobody reads; one whose holder extends while nodes are harmed
+// one whose clients' clocks are stepped, or whose replies are late, mostly
+// trusts the validity the lock reports (holds until shortly before it
+// ends), or a validity measured wrong would move only what nobody reads; one whose holder extends while nodes are harmed
 // mostly extends across the harm (see extendAcross).
 func (g *Generator) fitWorkload(s *Schedule) {
 	w := &s.Workload
@@ -221,7 +221,9 @@ func (g *Generator) fitWorkload(s *Schedule) {
 		switch e.Fault {
 		case "crash-client":
 			w.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
-		case "clock-client":
+		case "clock-client", "latency":
+			// A validity measured on a stepped clock, or from a late reply
+			// instead of the request, shows only to a client that trusts it.
 			if w.HoldUntilValid == 0 && w.WriteIfValid == 0 && w.Hold.D() < s.TTL && g.chance(0.7) {
 				w.HoldUntilValid = scenarios.Duration(scale(s.TTL, 0.1))
 			}
