@@ -91,12 +91,10 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 	// set moves every client's clock to offset; a client that died since
 	// the fault began is skipped (its heal has nothing to undo either).
 	set := func(offset time.Duration) error {
-		return healClients(cls, func(c Client) error {
-			return c.Send(worker.Command{Cmd: "clock", OffsetMs: offset.Milliseconds()})
-		})
+		return healClients(cls, func(c Client) error { return c.Send(clockCommand(offset)) })
 	}
 	for _, c := range cls { // the first step reaches every client, or the fault fails
-		if err := c.Send(worker.Command{Cmd: "clock", OffsetMs: by.Milliseconds()}); err != nil {
+		if err := c.Send(clockCommand(by)); err != nil {
 			return nil, err
 		}
 	}
@@ -131,6 +129,11 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 		<-stopped
 		return set(0)
 	}, nil
+}
+
+// clockCommand is the worker command that sets a client's clock offset.
+func clockCommand(offset time.Duration) worker.Command {
+	return worker.Command{Cmd: "clock", OffsetMs: offset.Milliseconds()}
 }
 
 // clockClientParams reads by (required) and every (optional: repeat the

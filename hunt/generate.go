@@ -213,8 +213,9 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 // clients (crash-client) restarts them, so the cycles after keep running;
 // one whose clients' clocks are stepped, or whose replies are late, mostly
 // trusts the validity the lock reports (holds until shortly before it
-// ends), or a validity measured wrong would move only what nobody reads; one whose holder extends while nodes are harmed
-// mostly extends across the harm (see extendAcross).
+// ends), or a validity measured wrong would move only what nobody reads;
+// one whose holder extends while nodes are harmed mostly extends across
+// the harm (see extendAcross).
 func (g *Generator) fitWorkload(s *Schedule) {
 	w := &s.Workload
 	for _, e := range s.Events {

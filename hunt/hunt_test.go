@@ -71,9 +71,7 @@ func TestGeneratorIsSeededAndValid(t *testing.T) {
 // validity-trusting workload) in a few percent of schedules, not once in a
 // blue moon.
 func TestGeneratorReachesSteppingClocks(t *testing.T) {
-	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, nil)
-	sp.Commands = sampleShapes()
-	g := NewGenerator(sp, 1)
+	g := reachGenerator(lockimpl.NeedsSingle, nil)
 	const n = 2000
 	repeated, aimed := 0, 0
 	for i := 0; i < n; i++ {
@@ -103,9 +101,7 @@ func TestGeneratorReachesSteppingClocks(t *testing.T) {
 // majority for a TTL or more (a holder that extended one to three times:
 // none; extending across only when the workload already extended: 1 in 20).
 func TestGeneratorExtendsAcrossNodeFaults(t *testing.T) {
-	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsMasters, Caps: []string{lockimpl.CapExtend}}, []string{"node-clock"})
-	sp.Commands = sampleShapes()
-	g := NewGenerator(sp, 1)
+	g := reachGenerator(lockimpl.NeedsMasters, []string{"node-clock"})
 	const n = 2000
 	across := 0
 	for i := 0; i < n; i++ {
@@ -139,9 +135,7 @@ func TestGeneratorExtendsAcrossNodeFaults(t *testing.T) {
 // trusts the validity it was given: two in three of the schedules with
 // late replies must have clients that hold until the reported validity.
 func TestGeneratorTrustsValidityUnderLatency(t *testing.T) {
-	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, []string{"node-clock", "failover"})
-	sp.Commands = sampleShapes()
-	g := NewGenerator(sp, 1)
+	g := reachGenerator(lockimpl.NeedsSingle, []string{"node-clock", "failover"})
 	const n = 2000
 	late, trusting := 0, 0
 	for i := 0; i < n; i++ {
@@ -179,6 +173,15 @@ func TestKnownLimits(t *testing.T) {
 	if _, err := ParseKnown([]string{"node-clock", "bogus"}); err == nil || !strings.Contains(err.Error(), "allowed: failover") {
 		t.Errorf("an unknown limit: %v", err)
 	}
+}
+
+// reachGenerator is seed 1's generator for a lock that can extend, with the
+// given needs and known limits, that has seen sampleShapes: the reach tests
+// count what its draws contain.
+func reachGenerator(needs lockfault.Needs, known []string) *Generator {
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: needs, Caps: []string{lockimpl.CapExtend}}, known)
+	sp.Commands = sampleShapes()
+	return NewGenerator(sp, 1)
 }
 
 func sampleShapes() []resp.Shape {
