@@ -3,15 +3,10 @@ package cluster
 import (
 	"fmt"
 	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/rs/zerolog"
 )
 
 // Net is the network layer: real toxiproxy servers driven only through
@@ -39,31 +34,15 @@ var (
 	serverErr  error
 )
 
-// embeddedServer starts the toxiproxy API on a free loopback port, once.
+// embeddedServer starts the toxiproxy API on a loopback port, once.
 func embeddedServer() (string, error) {
 	serverOnce.Do(func() {
-		port, err := FreePort("127.0.0.1")
+		addr, err := serveToxiproxy()
 		if err != nil {
-			serverErr = err
+			serverErr = fmt.Errorf("embedded toxiproxy: %w", err)
 			return
 		}
-		srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())
-		go srv.Listen("127.0.0.1", strconv.Itoa(port))
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			resp, err := http.Get("http://" + addr + "/version")
-			if err == nil {
-				resp.Body.Close()
-				serverAddr = addr
-				return
-			}
-			if time.Now().After(deadline) {
-				serverErr = fmt.Errorf("embedded toxiproxy did not answer: %v", err)
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		serverAddr = addr
 	})
 	return serverAddr, serverErr
 }
