@@ -118,6 +118,9 @@ func (g *Generator) Next() *Schedule {
 	used := map[string]bool{}
 	for i := 0; i < nf && len(used) < len(sp.Faults); i++ {
 		f := g.of(sp.Faults)
+		if i == 0 {
+			f = g.firstFault()
+		}
 		if used[f] {
 			i--
 			continue
@@ -126,8 +129,14 @@ func (g *Generator) Next() *Schedule {
 		e := g.event(f, s)
 		if i == 0 {
 			e.At = 0
-			if s.Anchor != nil && clientFault(f) {
+			switch {
+			case s.Anchor != nil && clientFault(f):
 				e.Target = lockfault.TargetTrigger
+			case f == "pause-client" && g.chance(0.5):
+				// At a grant, the client whose pause matters is the holder
+				// (stopped in its critical section); a waiting client's
+				// pause is a slow retry.
+				e.Target = lockfault.TargetHolder
 			}
 		}
 		s.Events = append(s.Events, e)
@@ -135,6 +144,32 @@ func (g *Generator) Next() *Schedule {
 	g.aimClockStep(s)
 	g.fitWorkload(s)
 	return s
+}
+
+// Weights of the cycle's first fault, the one injected at the anchor (a
+// grant, or a command of the lock): a client stopped, or its clock
+// stepped, at that moment is the attack the literature argues about (a
+// stop-the-world pause inside the lock's own steps or its critical
+// section, Kleppmann; a wall clock that moves, antirez), and each is found
+// only when it lands there, which the faults after the first do by
+// chance. The other kinds share what is left.
+const (
+	firstPause = 0.25
+	firstClock = 0.1
+)
+
+// firstFault draws the cycle's first fault: pause-client and clock-client
+// weigh more than the other kinds (see firstPause), when the space has
+// them.
+func (g *Generator) firstFault() string {
+	r := g.rng.Float64()
+	switch {
+	case r < firstPause && slices.Contains(g.space.Faults, "pause-client"):
+		return "pause-client"
+	case r >= firstPause && r < firstPause+firstClock && slices.Contains(g.space.Faults, "clock-client"):
+		return "clock-client"
+	}
+	return g.of(g.space.Faults)
 }
 
 // aimClockStep: a client's clock step matters most inside the lock's own
@@ -277,8 +312,15 @@ func (g *Generator) shapesFor(w scenarios.Workload) []resp.Shape {
 
 // anchor draws a command boundary from the commands the lock was seen to
 // send: a command of one of its operations, before it is sent, when its
-// reply comes back, or once the client has read the reply.
+// reply comes back, or once the client has read the reply. Most anchors
+// (innerAnchor) are commands of an operation that sends more than one kind
+// of command (a release that reads, then deletes): a boundary between two
+// of its steps, where a lock that is not atomic breaks and where nothing
+// but a command trigger can stop the client.
 func (g *Generator) anchor(shapes []resp.Shape) *scenarios.CommandMatch {
+	if in := innerShapes(shapes); len(in) > 0 && g.chance(innerAnchor) {
+		shapes = in
+	}
 	sh := shapes[g.rng.IntN(len(shapes))]
 	m := &scenarios.CommandMatch{Name: sh.Name, Op: sh.Op, At: g.of([]string{scenarios.AtRequest, scenarios.AtReply, scenarios.AtAfterReply})}
 	if strings.Contains(m.Name, " ") {
@@ -288,6 +330,25 @@ func (g *Generator) anchor(shapes []resp.Shape) *scenarios.CommandMatch {
 		m.Reply = scenarios.ReplyAny
 	}
 	return m
+}
+
+// innerAnchor is the share of anchors drawn among the commands of
+// operations that send more than one kind of command.
+const innerAnchor = 0.7
+
+// innerShapes are the shapes of the operations with more than one shape.
+func innerShapes(shapes []resp.Shape) []resp.Shape {
+	n := map[string]int{}
+	for _, c := range shapes {
+		n[c.Op]++
+	}
+	var out []resp.Shape
+	for _, c := range shapes {
+		if n[c.Op] > 1 {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // event draws one fault: its target, its start (relative to the TTL and
