@@ -36,7 +36,8 @@ func (f Fingerprint) ID() string {
 
 // Fingerprints are the violations of a result the hunt reports, one per
 // identity, minus what a lock without fencing cannot prevent (a client
-// acting after its own lease ran out: a stale access). A corruption that
+// acting after its own lease ran out, under a fault: a stale access; see
+// excusedStale). A corruption that
 // comes with an overlap is that overlap's doing, not a violation of its own.
 func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 	if res == nil {
@@ -49,7 +50,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 		if !slices.Contains(violations, f.Class) {
 			continue
 		}
-		if f.Class == checker.ClassOverlap && excusedStale(info, f.Kind) {
+		if f.Class == checker.ClassOverlap && excusedStale(info, f) {
 			continue
 		}
 		if f.Class == checker.ClassCorruption && overlaps {

@@ -108,6 +108,9 @@ func (g *Generator) Next() *Schedule {
 		s.Topology.Persistence = ""
 	}
 	s.Workload = g.workload(s.TTL)
+	if s.Workload.Hold.D() > s.TTL {
+		s.Options = renewalOptions(sp.Info, s.TTL)
+	}
 	if g.n == 1 {
 		return s
 	}
@@ -217,8 +220,10 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 	if g.chance(0.3) {
 		w.Keys = 2
 	}
-	if sp.has(lockimpl.CapWatchdog) && g.chance(0.5) {
-		// The lock renews a live holder: holds longer than the TTL.
+	if sp.has(lockimpl.CapWatchdog) && (g.n == 1 || g.chance(0.5)) {
+		// The lock renews a live holder: holds longer than the TTL, with
+		// its renewals on (renewalOptions); always in the first schedule,
+		// which has no fault: unharmed, a live holder keeps its lock.
 		w.Hold = scenarios.Duration(scale(ttl, g.pick(1.5, 2.5)))
 	} else if g.chance(0.4) {
 		w.HoldUntilValid = scenarios.Duration(scale(ttl, 0.1))
@@ -242,6 +247,24 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 		w.WriteIfValid = scenarios.Duration(scale(ttl, 0.05))
 	}
 	return w
+}
+
+// renewalOptions turn on the renewals a lock claims, with a lease of one
+// TTL, as the suite's renewal properties do: options watchdog=true and
+// lease, those of them the lock declares. Without them a lock such as
+// redisson takes the TTL as a fixed lease, and a hold longer than it
+// tests nothing the lock claims.
+func renewalOptions(info lockimpl.Info, ttl time.Duration) map[string]string {
+	out := map[string]string{}
+	for k, v := range map[string]string{"watchdog": "true", "lease": ttl.String()} {
+		if slices.Contains(info.Options, k) {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // fitWorkload fits the workload to the faults drawn: a workload that loses

@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"time"
@@ -21,7 +22,10 @@ type Schedule struct {
 	Topology scenarios.Topology
 	TTL      time.Duration
 	Workload scenarios.Workload
-	Cycles   int
+	// Options are the lock's options for the run: those that turn on the
+	// renewals a lock claims, when the holds outlast the TTL.
+	Options map[string]string
+	Cycles  int
 	// Anchor starts each cycle: a grant (nil) or a command of the lock.
 	Anchor *scenarios.CommandMatch
 	Events []Event
@@ -83,6 +87,7 @@ func (s *Schedule) clone() *Schedule {
 		a := *s.Anchor
 		c.Anchor = &a
 	}
+	c.Options = maps.Clone(s.Options)
 	return &c
 }
 
@@ -103,7 +108,7 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 		Name:        name,
 		Description: fmt.Sprintf("drawn by the hunt (seed %d, schedule %d): %s", s.Seed, s.Index, strings.Join(s.Faults(), "; ")),
 		Topology:    s.Topology,
-		Lock:        scenarios.Lock{Name: lock, TTL: scenarios.Duration(s.TTL), Wait: scenarios.Duration(s.TTL * 3 / 2)},
+		Lock:        scenarios.Lock{Name: lock, TTL: scenarios.Duration(s.TTL), Wait: scenarios.Duration(s.TTL * 3 / 2), Options: maps.Clone(s.Options)},
 		Workload:    s.Workload,
 		Expect:      expect,
 		// The faults may stop every grant for as long as they last: only a
