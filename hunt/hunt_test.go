@@ -331,6 +331,25 @@ func TestShrinkerKeepsOnlyWhatMatters(t *testing.T) {
 		t.Errorf("shrink log of %d lines for %d runs (counted %d)", len(sh.log), runs, sh.runs)
 	}
 
+	// A client fault of an anchored cycle that fails when it hits c1 (whose
+	// command fired, in this fake) is aimed at the trigger: it then fails
+	// in every cycle, whichever client's command fires.
+	anchored := orig.clone()
+	anchored.Anchor = &scenarios.CommandMatch{Name: "GET", Op: scenarios.OpRelease, At: scenarios.AtReply, Reply: scenarios.ReplyAny}
+	anchored.Events[1].Target = "c1"
+	onFired := func(sc *scenarios.Scenario) bool {
+		for _, st := range sc.Nemesis.Steps {
+			if st.Fault == "pause-client" && (st.Target == "c1" || st.Target == lockfault.TargetTrigger) {
+				return true
+			}
+		}
+		return false
+	}
+	sh = &shrinker{sp: &Space{Info: info}, exec: fakeExec(onFired, &runs), opt: opt, id: "overlap/both-valid"}
+	if min, _, _ := sh.shrink(context.Background(), anchored); len(min.Events) != 1 || min.Events[0].Target != lockfault.TargetTrigger || min.Anchor == nil {
+		t.Errorf("minimal %v (anchor %v); want the pause on the trigger, anchored", min.Faults(), min.Anchor)
+	}
+
 	// A violation that never shows again is flaky, never "fixed".
 	sh = &shrinker{sp: &Space{Info: info}, exec: fakeExec(func(*scenarios.Scenario) bool { return false }, &runs), opt: opt, id: "overlap/both-valid"}
 	if _, _, flaky := sh.shrink(context.Background(), orig); !flaky {

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
 // shrinker minimises a failing schedule by delta debugging (DEMi's
-// approach): first over the faults of the cycle, then over each remaining
-// fault's parameters (a weaker kind, shorter, earlier), then over the
-// workload. The harness is not deterministic, so a candidate still fails
+// approach): first over the faults of the cycle, then over its anchor (a
+// client fault aimed at the client whose command fired; a grant instead of
+// a command), then over each remaining fault's parameters (a weaker kind,
+// shorter, earlier), then over the workload. The harness is not deterministic, so a candidate still fails
 // when the same fingerprint reappears within Tries runs; every candidate,
 // kept or dropped, and the runs it took, goes into the shrink log.
 type shrinker struct {
@@ -108,7 +110,18 @@ func (sh *shrinker) shrink(ctx context.Context, orig *Schedule) (*Schedule, stri
 			n = min(2*n, len(cur.Events))
 		}
 	}
-	// 2. The anchor: a grant instead of a command.
+	// 2. The anchor. A client fault of an anchored cycle that hits a named
+	// client (c1, the holder, the others) hits it at the anchor only when
+	// that client's command fired it: aimed at the client whose command
+	// fired (the trigger), it lands there in every cycle. Then a grant
+	// instead of a command.
+	for i := 0; cur.Anchor != nil && i < len(cur.Events); i++ {
+		if e := cur.Events[i]; clientFault(e.Fault) && e.Target != lockfault.TargetTrigger {
+			c := cur.clone()
+			c.Events[i].Target = lockfault.TargetTrigger
+			try(fmt.Sprintf("fault %d: on the client whose command fired instead of %s", i+1, e.Target), c, false)
+		}
+	}
 	if cur.Anchor != nil {
 		c := cur.clone()
 		c.Anchor = nil
