@@ -350,6 +350,21 @@ func TestShrinkerKeepsOnlyWhatMatters(t *testing.T) {
 		t.Errorf("minimal %v (anchor %v); want the pause on the trigger, anchored", min.Faults(), min.Anchor)
 	}
 
+	// Unanchored, a fault on the links of c1 that fails when c1 holds (in
+	// this fake) is aimed at the holder.
+	cut := &Schedule{Seed: 1, Index: 6, TTL: time.Second, Cycles: 1, Topology: scenarios.Topology{Kind: "standalone"},
+		Workload: scenarios.Workload{Clients: 2, Hold: scenarios.Duration(300 * time.Millisecond)},
+		Events:   []Event{{Fault: "partition-client", Target: "primary", Dur: 900 * time.Millisecond, Params: map[string]string{"clients": "c1", "mode": "reset"}}}}
+	onHolder := func(sc *scenarios.Scenario) bool {
+		return slices.ContainsFunc(sc.Nemesis.Steps, func(st scenarios.Step) bool {
+			return st.Fault == "partition-client" && (st.Params["clients"] == "c1" || st.Params["clients"] == lockfault.TargetHolder)
+		})
+	}
+	sh = &shrinker{sp: &Space{Info: info}, exec: fakeExec(onHolder, &runs), opt: opt, id: "overlap/both-valid"}
+	if min, _, _ := sh.shrink(context.Background(), cut); len(min.Events) != 1 || min.Events[0].Params["clients"] != lockfault.TargetHolder {
+		t.Errorf("minimal %v; want the partition on the holder's links", min.Faults())
+	}
+
 	// A violation that never shows again is flaky, never "fixed".
 	sh = &shrinker{sp: &Space{Info: info}, exec: fakeExec(func(*scenarios.Scenario) bool { return false }, &runs), opt: opt, id: "overlap/both-valid"}
 	if _, _, flaky := sh.shrink(context.Background(), orig); !flaky {

@@ -13,8 +13,8 @@ import (
 
 // shrinker minimises a failing schedule by delta debugging (DEMi's
 // approach): first over the faults of the cycle, then over its anchor (a
-// client fault aimed at the client whose command fired; a grant instead of
-// a command), then over each remaining fault's parameters (a weaker kind,
+// client fault aimed at the client the cycle starts with; a grant instead
+// of a command), then over each remaining fault's parameters (a weaker kind,
 // shorter, earlier), then over the workload. The harness is not deterministic, so a candidate still fails
 // when the same fingerprint reappears within Tries runs; every candidate,
 // kept or dropped, and the runs it took, goes into the shrink log.
@@ -110,16 +110,27 @@ func (sh *shrinker) shrink(ctx context.Context, orig *Schedule) (*Schedule, stri
 			n = min(2*n, len(cur.Events))
 		}
 	}
-	// 2. The anchor. A client fault of an anchored cycle that hits a named
-	// client (c1, the holder, the others) hits it at the anchor only when
-	// that client's command fired it: aimed at the client whose command
-	// fired (the trigger), it lands there in every cycle. Then a grant
-	// instead of a command.
-	for i := 0; cur.Anchor != nil && i < len(cur.Events); i++ {
-		if e := cur.Events[i]; clientFault(e.Fault) && e.Target != lockfault.TargetTrigger {
+	// 2. The anchor. A client fault that hits a named client (c1, the
+	// others), or a node fault on the links of one (clients=c1), lands on
+	// the client the cycle starts with only when that client happens to be
+	// it: aimed at that client (the one whose command fired the anchor, or
+	// the holder the grant made), it lands there in every cycle. Then a
+	// grant instead of a command.
+	aim := lockfault.TargetHolder
+	if cur.Anchor != nil {
+		aim = lockfault.TargetTrigger
+	}
+	for i := 0; i < len(cur.Events); i++ {
+		e := cur.Events[i]
+		if clientFault(e.Fault) && e.Target != aim {
 			c := cur.clone()
-			c.Events[i].Target = lockfault.TargetTrigger
-			try(fmt.Sprintf("fault %d: on the client whose command fired instead of %s", i+1, e.Target), c, false)
+			c.Events[i].Target = aim
+			try(fmt.Sprintf("fault %d: on %s instead of %s", i+1, aim, e.Target), c, false)
+		}
+		if v, ok := e.Params["clients"]; ok && v != aim {
+			c := cur.clone()
+			c.Events[i].Params["clients"] = aim
+			try(fmt.Sprintf("fault %d: on the links of %s instead of %s", i+1, aim, v), c, false)
 		}
 	}
 	if cur.Anchor != nil {
