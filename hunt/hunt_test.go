@@ -459,3 +459,17 @@ func TestFingerprints(t *testing.T) {
 		}
 	}
 }
+
+// A partition of one client's links weakens to latency on the same links
+// (weakened to latency on every client's links, the holder's partition of
+// broken-swallow-extend-error reproduced in 9 of 20 runs).
+func TestWeakenKeepsTheLinks(t *testing.T) {
+	e := Event{Fault: "partition-client", Target: "primary", Dur: 900 * time.Millisecond, Params: map[string]string{"clients": "holder", "mode": "reset"}}
+	if w := weaken(e, "latency", time.Second); w.Params["clients"] != "holder" || w.Target != "primary" || w.Dur != e.Dur {
+		t.Fatalf("weakened to %v; want latency on the holder's links to the primary for %v", w, e.Dur)
+	}
+	e.Params = nil
+	if w := weaken(e, "latency", time.Second); w.Params["clients"] != "all" {
+		t.Fatalf("weakened to %v; want latency on every client's links", w)
+	}
+}

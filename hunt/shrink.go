@@ -211,7 +211,11 @@ func weaken(e Event, to string, ttl time.Duration) Event {
 	case "kill":
 		w.Params, w.Dur = map[string]string{"restart": e.Params["restart"]}, 0
 	case "latency":
+		// On the same clients' links as the fault it weakens.
 		w.Params = map[string]string{"latency": (ttl / 2).String(), "jitter": "0s", "clients": "all"}
+		if c := e.Params["clients"]; c != "" {
+			w.Params["clients"] = c
+		}
 	}
 	return w
 }
