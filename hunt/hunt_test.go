@@ -473,3 +473,22 @@ func TestWeakenKeepsTheLinks(t *testing.T) {
 		t.Fatalf("weakened to %v; want latency on every client's links", w)
 	}
 }
+
+// An anchored cycle whose faults were all dropped still holds what its
+// anchor matched until its next step: the schedule says so, never "no
+// fault" (broken-no-ttl's minimal scenario, "no fault", held the release's
+// GET reply for 2 s).
+func TestAnchorHoldIsAFault(t *testing.T) {
+	s := &Schedule{TTL: time.Second, Anchor: &scenarios.CommandMatch{Name: "GET", Op: scenarios.OpRelease, At: scenarios.AtReply}}
+	if got, want := strings.Join(s.Faults(), "; "), "after command "+s.Anchor.String()+": the reply held 2s"; got != want {
+		t.Fatalf("faults %q, want %q", got, want)
+	}
+	s.Events = []Event{{Fault: "pause-node", Target: "primary", At: 200 * time.Millisecond, Dur: time.Second}}
+	if got := s.Faults(); len(got) != 2 || !strings.HasSuffix(got[0], ": the reply held 200ms") {
+		t.Fatalf("faults %q, want the reply held 200ms, then the pause", got)
+	}
+	s.Events[0].At = 0
+	if got := s.Faults(); len(got) != 1 || strings.Contains(got[0], "held") {
+		t.Fatalf("faults %q, want the pause alone (injected at the anchor)", got)
+	}
+}

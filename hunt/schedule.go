@@ -58,16 +58,43 @@ func (e Event) String() string {
 	return s
 }
 
-// Faults lists the cycle's faults as text.
+// Faults lists the cycle's faults as text. An anchored cycle whose first
+// fault is not injected at the anchor holds what the anchor matched until
+// the next step (see runner's triggers): that hold is a fault of its own
+// (a late request or reply, a client whose next commands wait), and is
+// listed first.
 func (s *Schedule) Faults() []string {
 	out := make([]string, len(s.Events))
 	for i, e := range s.Events {
 		out[i] = e.String()
 	}
-	if s.Anchor != nil && len(out) > 0 {
-		out[0] = "after command " + s.Anchor.String() + ": " + out[0]
+	if s.Anchor == nil {
+		return out
 	}
+	if held := s.anchorHold(); held > 0 {
+		what := map[string]string{scenarios.AtRequest: "the request", scenarios.AtReply: "the reply",
+			scenarios.AtAfterReply: "the client's next commands"}[s.Anchor.At]
+		if what == "" {
+			what = "the request"
+		}
+		out = append([]string{fmt.Sprintf("%s held %v", what, held)}, out...)
+	}
+	out[0] = "after command " + s.Anchor.String() + ": " + out[0]
 	return out
+}
+
+// anchorHold is how long an anchored cycle holds what its anchor matched:
+// until its first step after the await, the first fault (none at once:
+// 0) or the settling sleep when it has none.
+func (s *Schedule) anchorHold() time.Duration {
+	if s.Anchor == nil {
+		return 0
+	}
+	first := 2 * s.TTL // the settling sleep Compile ends each cycle with
+	for _, e := range s.Events {
+		first = min(first, e.At)
+	}
+	return first
 }
 
 // clone copies a schedule deeply enough for the shrinker to edit it.
