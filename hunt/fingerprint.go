@@ -37,8 +37,8 @@ func (f Fingerprint) ID() string {
 // Fingerprints are the violations of a result the hunt reports, one per
 // identity, minus what a lock without fencing cannot prevent (a client
 // acting after its own lease ran out, under a fault: a stale access; see
-// excusedStale). A corruption that
-// comes with an overlap is that overlap's doing, not a violation of its own.
+// excusedStale). A corruption that comes with an overlap is that overlap's
+// doing, not a violation of its own.
 func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 	if res == nil {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
+	"github.com/lockfault/lockfault/suite"
 )
 
 // Space is what the generator draws from: the lock (its needs and
@@ -250,21 +251,11 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 }
 
 // renewalOptions turn on the renewals a lock claims, with a lease of one
-// TTL, as the suite's renewal properties do: options watchdog=true and
-// lease, those of them the lock declares. Without them a lock such as
-// redisson takes the TTL as a fixed lease, and a hold longer than it
-// tests nothing the lock claims.
+// TTL, as the suite's renewal properties do (those of the options the lock
+// declares). Without them a lock such as redisson takes the TTL as a fixed
+// lease, and a hold longer than it tests nothing the lock claims.
 func renewalOptions(info lockimpl.Info, ttl time.Duration) map[string]string {
-	out := map[string]string{}
-	for k, v := range map[string]string{"watchdog": "true", "lease": ttl.String()} {
-		if slices.Contains(info.Options, k) {
-			out[k] = v
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return info.Declared(suite.RenewalOptions(ttl))
 }
 
 // fitWorkload fits the workload to the faults drawn: a workload that loses

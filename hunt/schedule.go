@@ -87,9 +87,6 @@ func (s *Schedule) Faults() []string {
 // until its first step after the await, the first fault (none at once:
 // 0) or the settling sleep when it has none.
 func (s *Schedule) anchorHold() time.Duration {
-	if s.Anchor == nil {
-		return 0
-	}
 	first := 2 * s.TTL // the settling sleep Compile ends each cycle with
 	for _, e := range s.Events {
 		first = min(first, e.At)

@@ -14,10 +14,11 @@ import (
 // shrinker minimises a failing schedule by delta debugging (DEMi's
 // approach): first over the faults of the cycle, then over its anchor (a
 // client fault aimed at the client the cycle starts with; a grant instead
-// of a command), then over each remaining fault's parameters (a weaker kind,
-// shorter, earlier), then over the workload. The harness is not deterministic, so a candidate still fails
-// when the same fingerprint reappears within Tries runs; every candidate,
-// kept or dropped, and the runs it took, goes into the shrink log.
+// of a command), then over each remaining fault's parameters (a weaker
+// kind, shorter, earlier), then over the workload. The harness is not
+// deterministic, so a candidate still fails when the same fingerprint
+// reappears within Tries runs; every candidate, kept or dropped, and the
+// runs it took, goes into the shrink log.
 type shrinker struct {
 	sp   *Space
 	exec Exec

@@ -182,6 +182,21 @@ var AllCaps = []string{CapExtend, CapFencing, CapReentrant, CapWatchdog, CapRepl
 // Has reports whether the lock claims a capability.
 func (i Info) Has(c string) bool { return slices.Contains(i.Caps, c) }
 
+// Declared keeps the options the lock declares (Options) and drops the
+// rest: nil when none is left.
+func (i Info) Declared(opts map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range opts {
+		if slices.Contains(i.Options, k) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 var (
 	regMu    sync.Mutex
 	registry = map[string]registered{}

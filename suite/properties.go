@@ -2,6 +2,7 @@ package suite
 
 import (
 	"strings"
+	"time"
 
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/lockimpl"
@@ -12,7 +13,14 @@ import (
 // them); its scenario is the name with "-" for "/".
 func renewal(name, broken, correct, explanation string) Property {
 	return Property{Name: name, Broken: broken, Correct: correct, Scenario: strings.ReplaceAll(name, "/", "-"), Requires: lockimpl.CapWatchdog,
-		Options: map[string]string{"watchdog": "true", "lease": "1s"}, Explanation: explanation}
+		Options: RenewalOptions(time.Second), Explanation: explanation}
+}
+
+// RenewalOptions are the lock options that turn on a lock's own renewals
+// (a watchdog) with the given lease, for a lock that declares them
+// (lockimpl.Info.Declared).
+func RenewalOptions(lease time.Duration) map[string]string {
+	return map[string]string{"watchdog": "true", "lease": lease.String()}
 }
 
 // The suite: one line per property.

@@ -9,6 +9,7 @@ package suite
 import (
 	"embed"
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -179,13 +180,11 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 	if info.Name != "" {
 		sc.Lock.Name = info.Name
 	}
-	for k, v := range p.Options {
-		if slices.Contains(info.Options, k) {
-			if sc.Lock.Options == nil {
-				sc.Lock.Options = map[string]string{}
-			}
-			sc.Lock.Options[k] = v
+	if opts := info.Declared(p.Options); opts != nil {
+		if sc.Lock.Options == nil {
+			sc.Lock.Options = map[string]string{}
 		}
+		maps.Copy(sc.Lock.Options, opts)
 	}
 	if sc.Topology.Kind == lockfault.Standalone {
 		switch info.Needs {
