@@ -422,6 +422,13 @@ func writeInFsyncWindow(t *testing.T, n Node, rdb *redis.Client, burst int, cras
 		if !poll(3*time.Second, func() bool { return incrSyncs(t, n) > before }) {
 			t.Fatal("no fsync of the INCR file within 3s under appendfsync everysec")
 		}
+		// The shim logs the fdatasync when it returns; the bio job ends a
+		// moment later. A burst written while Redis still counts the job as
+		// pending is not written at all (flushAppendOnlyFile postpones the
+		// write, and the replies go out anyway), so wait for the job to end.
+		if !poll(time.Second, func() bool { return persistenceField(t, rdb, "aof_pending_bio_fsync") == "0" }) {
+			t.Fatal("the bio fsync job did not end within 1s")
+		}
 		synced := time.Now()
 		if frac := synced.Sub(synced.Truncate(time.Second)); frac < 10*time.Millisecond || frac > 600*time.Millisecond {
 			continue // the fsync may belong to the previous second, or the window is short
@@ -439,12 +446,31 @@ func writeInFsyncWindow(t *testing.T, n Node, rdb *redis.Client, burst int, cras
 			t.Logf("attempt %d: burst too slow (%v), retrying", attempt, time.Since(synced))
 			continue
 		}
+		if buf := persistenceField(t, rdb, "aof_buffer_length"); buf != "0" {
+			t.Logf("attempt %d: the burst is still in Redis's AOF buffer (%s bytes: its write was postponed), retrying", attempt, buf)
+			continue
+		}
 		crash()
 		t.Logf("attempt %d: fsync observed, burst of %d acknowledged and crashed %v later", attempt, burst, time.Since(synced))
 		return warm, prefix
 	}
 	t.Fatal("could not write a burst inside one fsync window in 10 attempts")
 	return "", ""
+}
+
+// persistenceField returns one field of INFO persistence ("" if absent).
+func persistenceField(t *testing.T, rdb *redis.Client, field string) string {
+	t.Helper()
+	info, err := rdb.Info(context.Background(), "persistence").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 // survivors returns how many of prefix0..prefix<burst-1> exist, failing the
