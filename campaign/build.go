@@ -100,6 +100,43 @@ func (b *builder) subject(lock, worker, lockAt, workerAt string) error {
 	return nil
 }
 
+// knownList starts the last subject's known limits, n of them: refused on a
+// built-in lock (its known limits come from the promise table) and beyond
+// the catalog's names. at names the list.
+func (b *builder) knownList(n int, at string) error {
+	s := b.def.Subjects[len(b.def.Subjects)-1]
+	if s.Worker == "" {
+		return errAt(at, "lock %s is built in: its known limits come from the promise table (allowed: known limits on a worker subject only)", s.Lock)
+	}
+	if n > len(b.cat.Limits) {
+		return errAt(at, "%d entries (allowed: at most %d, each of %s once)", n, len(b.cat.Limits), b.limitNames())
+	}
+	return nil
+}
+
+// knownName adds one of the last subject's known limits, keeping them
+// sorted.
+func (b *builder) knownName(name, at string) error {
+	s := &b.def.Subjects[len(b.def.Subjects)-1]
+	name = strings.TrimSpace(name)
+	if !slices.Contains(b.cat.Limits, name) {
+		return errAt(at, "unknown known limit %q (allowed: %s)", name, b.limitNames())
+	}
+	i, dup := slices.BinarySearch(s.Known, name)
+	if dup {
+		return errAt(at, "known limit %q is listed twice (allowed: each of %s once)", name, b.limitNames())
+	}
+	s.Known = slices.Insert(s.Known, i, name)
+	return nil
+}
+
+func (b *builder) limitNames() string {
+	if len(b.cat.Limits) == 0 {
+		return "none"
+	}
+	return strings.Join(b.cat.Limits, ", ")
+}
+
 // expect records a subject's expected outcome for an item (checked by finish).
 func (b *builder) expect(item, outcome, at string) {
 	b.expects = append(b.expects, pendingExpect{len(b.def.Subjects) - 1, item, outcome, at})

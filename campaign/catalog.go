@@ -17,6 +17,10 @@ type Catalog struct {
 	// expected to show on a property (held, violated or not-claimed).
 	// Nil means held everywhere.
 	Promise func(lock, property string) Outcome
+	// Limits are the known limits a worker subject may name (`known:`,
+	// -worker-known): the names `simulate hunt -known` accepts
+	// (hunt.LimitNames), whose faults a hunt of that subject never draws.
+	Limits []string
 	// CheckScenario checks a scenario file named by a definition (nil:
 	// not checked); its error names the file and line.
 	CheckScenario func(path string, data []byte) error

@@ -32,6 +32,7 @@ const (
 	MaxHuntSeeds   = 1000   // seeds of one hunt range
 	MaxCommandLen  = 1024   // a worker command, in bytes
 	MaxNameLen     = 128    // a campaign, lock, property or scenario name
+	MaxKnown       = 32     // known limits of one worker subject (the catalog's names bound them first)
 )
 
 // ItemKind is what an item runs.
@@ -53,10 +54,17 @@ const (
 var ItemKinds = []ItemKind{KindProperty, KindScenario, KindHunt}
 
 // Subject is a lock under test: a built-in lock, or an external worker
-// command with the lock name it should declare (optional).
+// command with the lock name it should declare (optional) and its known
+// limits (optional).
 type Subject struct {
 	Lock   string `json:"lock,omitempty"`
 	Worker string `json:"worker,omitempty"`
+	// Known are a worker subject's known limits, sorted (Catalog.Limits'
+	// names, as `simulate hunt -known` takes them): its hunt items never
+	// draw their faults. A built-in lock has none here: its come from the
+	// promise table. They are part of the definition hash, not of a run's
+	// identity (Key).
+	Known []string `json:"known,omitempty"`
 	// Expect overrides the expected outcome of this subject's cells, by
 	// item key ("property:failover/sentinel", "scenario:single-crash").
 	Expect map[string]Outcome `json:"expect,omitempty"`
@@ -138,6 +146,11 @@ func (d *Definition) Canonical() []byte {
 	c := *d
 	c.Subjects = slices.Clone(d.Subjects)
 	c.Items = slices.Clone(d.Items)
+	for i, s := range c.Subjects {
+		if len(s.Known) > 0 {
+			c.Subjects[i].Known = slices.Sorted(slices.Values(s.Known))
+		}
+	}
 	slices.SortFunc(c.Subjects, func(a, b Subject) int { return strings.Compare(a.Key(), b.Key()) })
 	slices.SortFunc(c.Items, compareItems)
 	data, err := json.Marshal(c)
@@ -193,6 +206,14 @@ func DecodeCanonical(data []byte) (*Definition, error) {
 		return nil, fmt.Errorf("definition: repetitions %d (allowed: 1 to %d)", d.Repetitions, MaxRepetitions)
 	case d.Runs() > MaxRuns:
 		return nil, fmt.Errorf("definition: %d runs (allowed: at most %d)", d.Runs(), MaxRuns)
+	}
+	for i, s := range d.Subjects {
+		switch {
+		case len(s.Known) > 0 && s.Worker == "":
+			return nil, fmt.Errorf("definition: subjects.%d.known: lock %s is built in (allowed: known limits on a worker subject)", i, s.Lock)
+		case len(s.Known) > MaxKnown:
+			return nil, fmt.Errorf("definition: subjects.%d.known: %d entries (allowed: at most %d)", i, len(s.Known), MaxKnown)
+		}
 	}
 	return &d, nil
 }

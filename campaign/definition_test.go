@@ -94,7 +94,19 @@ func TestParseRefusesBadInput(t *testing.T) {
 		{"repetitions: 2\nsubjects: [{lock: single}]\nitems: [{property: exclusion}]\nparallel: 3\n",
 			"c.yaml:4: parallel: unknown field (allowed: name, repetitions, subjects, items)"},
 		{"repetitions: 2\nsubjects:\n  - lock: single\n    cmd: x\nitems: [{property: exclusion}]\n",
-			"c.yaml:4: subjects.0.cmd: unknown field (allowed: lock, worker, expect)"},
+			"c.yaml:4: subjects.0.cmd: unknown field (allowed: lock, worker, known, expect)"},
+		{"repetitions: 2\nsubjects:\n  - worker: python3 w.py\n    known:\n      - node-clock\n      - moon\nitems: [{hunt: 1}]\n",
+			`c.yaml:6: subjects.0.known.1: unknown known limit "moon" (allowed: failover, node-clock, client-clock)`},
+		{"repetitions: 2\nsubjects:\n  - worker: python3 w.py\n    known: [node-clock, failover, node-clock]\nitems: [{hunt: 1}]\n",
+			`c.yaml:4: subjects.0.known.2: known limit "node-clock" is listed twice (allowed: each of failover, node-clock, client-clock once)`},
+		{"repetitions: 2\nsubjects:\n  - lock: single\n    known: [node-clock]\nitems: [{hunt: 1}]\n",
+			"c.yaml:4: subjects.0.known: lock single is built in: its known limits come from the promise table (allowed: known limits on a worker subject only)"},
+		{"repetitions: 2\nsubjects:\n  - worker: python3 w.py\n    known: node-clock\nitems: [{hunt: 1}]\n",
+			`c.yaml:4: subjects.0.known: want a list of known limits (allowed: failover, node-clock, client-clock), got "node-clock"`},
+		{"repetitions: 2\nsubjects:\n  - worker: python3 w.py\n    known: [{node-clock: true}]\nitems: [{hunt: 1}]\n",
+			"c.yaml:4: subjects.0.known.0: want a known limit's name (allowed: failover, node-clock, client-clock), got a mapping"},
+		{"repetitions: 2\nsubjects:\n  - worker: python3 w.py\n    known: [failover, node-clock, client-clock, failover]\nitems: [{hunt: 1}]\n",
+			"c.yaml:4: subjects.0.known: 4 entries (allowed: at most 3, each of failover, node-clock, client-clock once)"},
 		{"repetitions: 2\nsubjects: [{lock: single}]\nitems:\n  - property: exclusion\n    expect: fine\n",
 			`c.yaml:5: items.0.expect: "fine" cannot be expected of a property (allowed: held, violated, not-claimed)`},
 		{"repetitions: 2\nsubjects: [{lock: single}]\nitems:\n  - scenario: single-crash\n    expect: held\n",
@@ -188,6 +200,12 @@ func TestFromValues(t *testing.T) {
 		{Values{Locks: []string{"single"}, Hunt: []string{"1:x"}, Repetitions: 1}, `-hunt: "1:x" (allowed: a seed such as 42, or FROM:COUNT such as 1:20)`},
 		{Values{Locks: []string{"single"}, Hunt: []string{"1:0"}, Repetitions: 1}, "-hunt: count 0 (allowed: 1 to 1000)"},
 		{Values{WorkerLock: "x", Properties: []string{"crash"}, Repetitions: 1}, "-worker-lock: given without -worker"},
+		{Values{Locks: []string{"single"}, WorkerKnown: []string{"node-clock"}, Hunt: []string{"1"}, Repetitions: 1},
+			"-worker-known: given without -worker (allowed: the known limits of a -worker's lock: failover, node-clock, client-clock; a built-in lock's come from its promise table)"},
+		{Values{Worker: "python3 w.py", WorkerKnown: []string{"moon"}, Hunt: []string{"1"}, Repetitions: 1},
+			`-worker-known: unknown known limit "moon" (allowed: failover, node-clock, client-clock)`},
+		{Values{Worker: "python3 w.py", WorkerKnown: []string{"failover", "failover"}, Hunt: []string{"1"}, Repetitions: 1},
+			`-worker-known: known limit "failover" is listed twice (allowed: each of failover, node-clock, client-clock once)`},
 		{Values{Properties: []string{"crash"}, Repetitions: 1}, "-locks: no subject"},
 		{Values{Locks: []string{"single"}, Repetitions: 1}, "-properties: no item"},
 		{Values{Name: "A", Locks: []string{"single"}, Repetitions: 1}, `-name: "A" is not a campaign name`},
@@ -196,5 +214,77 @@ func TestFromValues(t *testing.T) {
 		if _, err := FromValues(c.v, testCatalog()); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v:\n got %v\nwant %s", c.v, err, c.want)
 		}
+	}
+}
+
+// A worker subject's known limits are part of the definition: read from a
+// list (sorted, whatever their order), equal from flags and from a file,
+// in the hash (a hunt with other known limits draws other faults) but not
+// in a run's identity, and kept by the canonical form.
+func TestSubjectKnownLimits(t *testing.T) {
+	const text = `name: py
+repetitions: 2
+subjects:
+  - lock: single
+  - worker: python3 w.py
+    lock: redis-py
+    known: [node-clock, failover]
+items: [{hunt: {from: 1, count: 2}}]
+`
+	d := mustParse(t, text)
+	w := d.Subjects[1]
+	if !slices.Equal(w.Known, []string{"failover", "node-clock"}) || d.Subjects[0].Known != nil {
+		t.Fatalf("known %v and %v, want [failover node-clock] on the worker only", w.Known, d.Subjects[0].Known)
+	}
+	if w.Key() != "worker=python3 w.py lock=redis-py" {
+		t.Errorf("key %q: known limits must not change a run's identity", w.Key())
+	}
+	if !strings.Contains(string(d.Canonical()), `"known":["failover","node-clock"]`) {
+		t.Errorf("canonical form without the known limits: %s", d.Canonical())
+	}
+
+	// The flags say the same campaign.
+	v, err := FromValues(Values{Name: "py", Locks: []string{"single"}, Worker: "python3 w.py", WorkerLock: "redis-py",
+		WorkerKnown: []string{"failover", "node-clock"}, Hunt: []string{"1:2"}, Repetitions: 2}, testCatalog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Version = d.Version
+	if v.Hash() != d.Hash() {
+		t.Fatalf("flags and file differ:\n%s\n%s", v.Canonical(), d.Canonical())
+	}
+
+	// Order does not count; the names do.
+	same := mustParse(t, strings.Replace(text, "[node-clock, failover]", "\n      - failover\n      - node-clock", 1))
+	if same.Hash() != d.Hash() {
+		t.Errorf("reordered known limits changed the hash:\n%s\n%s", same.Canonical(), d.Canonical())
+	}
+	changes := map[string]*Definition{
+		"no known limits":     mustParse(t, strings.Replace(text, "    known: [node-clock, failover]\n", "", 1)),
+		"an empty list":       mustParse(t, strings.Replace(text, "[node-clock, failover]", "[]", 1)),
+		"fewer known limits":  mustParse(t, strings.Replace(text, "[node-clock, failover]", "[node-clock]", 1)),
+		"other known limits":  mustParse(t, strings.Replace(text, "[node-clock, failover]", "[client-clock, failover]", 1)),
+		"another known limit": mustParse(t, strings.Replace(text, "[node-clock, failover]", "[node-clock, failover, client-clock]", 1)),
+	}
+	for what, c := range changes {
+		if c.Hash() == d.Hash() {
+			t.Errorf("%s did not change the hash", what)
+		}
+		if got, want := c.Enumerate()[1].Identity, d.Enumerate()[1].Identity; got != want {
+			t.Errorf("%s changed a run's identity: %q, want %q", what, got, want)
+		}
+	}
+
+	back, err := DecodeCanonical(d.Canonical())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back.Version = d.Version
+	if back.Hash() != d.Hash() || !slices.Equal(back.Subjects[1].Known, w.Known) {
+		t.Fatalf("the canonical form does not round-trip the known limits:\n%s\n%s", d.Canonical(), back.Canonical())
+	}
+	bad := strings.Replace(string(d.Canonical()), `{"lock":"single"}`, `{"lock":"single","known":["node-clock"]}`, 1)
+	if _, err := DecodeCanonical([]byte(bad)); err == nil || !strings.Contains(err.Error(), "subjects.0.known: lock single is built in") {
+		t.Errorf("a canonical form with known limits on a built-in lock: %v", err)
 	}
 }

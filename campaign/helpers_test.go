@@ -7,13 +7,14 @@ import (
 )
 
 // testCatalog is a small catalog: three locks, five properties, two
-// scenarios, and a promise table in which get-set breaks exclusion and
-// single does not claim fencing.
+// scenarios, three known limits, and a promise table in which get-set
+// breaks exclusion and single does not claim fencing.
 func testCatalog() Catalog {
 	return Catalog{
 		Locks:      []string{"single", "redlock", "get-set"},
 		Properties: []string{"crash/frees-within-ttl", "crash/mid-acquire", "exclusion/no-faults", "fencing/monotonic", "stale/release-after-pause"},
 		Scenarios:  []string{"single-crash", "master-failover"},
+		Limits:     []string{"failover", "node-clock", "client-clock"},
 		Promise: func(lock, prop string) Outcome {
 			switch {
 			case lock == "get-set" && prop == "exclusion/no-faults":

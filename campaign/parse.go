@@ -20,6 +20,7 @@ import (
 //	  - lock: single              # a built-in lock
 //	  - worker: python3 examples/python-redis/worker.py
 //	    lock: redis-py            # the lock name the worker declares (optional)
+//	    known: [node-clock]       # its known limits: hunts draw none of their faults (optional)
 //	    expect:                   # this subject's expected outcomes, by item
 //	      failover/sentinel: violated
 //	items:                        # 1 to 512 after expansion
@@ -36,7 +37,7 @@ import (
 
 var (
 	topFields     = []string{"name", "repetitions", "subjects", "items"}
-	subjectFields = []string{"lock", "worker", "expect"}
+	subjectFields = []string{"lock", "worker", "known", "expect"}
 	itemFields    = []string{"property", "scenario", "hunt", "expect"}
 	rangeFields   = []string{"from", "count"}
 )
@@ -224,6 +225,11 @@ func (p *parser) subject(n *yaml.Node, path string) error {
 	if err := p.b.subject(lock, worker, lockAt, workerAt); err != nil {
 		return err
 	}
+	if v, ok := vals["known"]; ok {
+		if err := p.known(v, path+".known"); err != nil {
+			return err
+		}
+	}
 	v, ok := vals["expect"]
 	if !ok {
 		return nil
@@ -242,6 +248,26 @@ func (p *parser) subject(n *yaml.Node, path string) error {
 			return err
 		}
 		p.b.expect(k.Value, out, p.at(k, fp))
+	}
+	return nil
+}
+
+// known reads a worker subject's known limits: a list of limit names.
+func (p *parser) known(n *yaml.Node, path string) error {
+	if n.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s: want a list of known limits (allowed: %s), got %s", p.at(n, path), p.b.limitNames(), kindName(n))
+	}
+	if err := p.b.knownList(len(n.Content), p.at(n, path)); err != nil {
+		return err
+	}
+	for i, c := range n.Content {
+		fp := fmt.Sprintf("%s.%d", path, i)
+		if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
+			return fmt.Errorf("%s: want a known limit's name (allowed: %s), got %s", p.at(c, fp), p.b.limitNames(), kindName(c))
+		}
+		if err := p.b.knownName(c.Value, p.at(c, fp)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

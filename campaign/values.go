@@ -9,17 +9,19 @@ import (
 // Values are a campaign given on the command line instead of a file, as
 // `simulate campaign` reads its flags:
 //
-//	-name nightly -locks single,redlock -worker 'CMD' -worker-lock NAME
+//	-name nightly -locks single,redlock -worker 'CMD' -worker-lock NAME -worker-known node-clock
 //	-properties exclusion,crash -scenarios single-crash -hunt 1:20 -repetitions 20
 //
 // Errors name the flag: "-locks: unknown lock "x" (allowed: ...)".
 type Values struct {
 	Name string
 	// Locks are built-in lock names; Worker an external worker command,
-	// with the lock name it declares in WorkerLock (optional).
-	Locks      []string
-	Worker     string
-	WorkerLock string
+	// with the lock name it declares in WorkerLock (optional) and its
+	// known limits in WorkerKnown (optional).
+	Locks       []string
+	Worker      string
+	WorkerLock  string
+	WorkerKnown []string
 	// Properties are property names or prefixes; Scenarios built-in names
 	// or files (relative to the working directory).
 	Properties []string
@@ -51,9 +53,22 @@ func FromValues(v Values, cat Catalog) (*Definition, error) {
 	if v.WorkerLock != "" && v.Worker == "" {
 		return nil, errAt("-worker-lock", "given without -worker (allowed: the lock name a -worker declares)")
 	}
+	if len(v.WorkerKnown) > 0 && v.Worker == "" {
+		return nil, errAt("-worker-known", "given without -worker (allowed: the known limits of a -worker's lock: %s; a built-in lock's come from its promise table)", b.limitNames())
+	}
 	if v.Worker != "" {
 		if err := b.subject(v.WorkerLock, v.Worker, "-worker-lock", "-worker"); err != nil {
 			return nil, err
+		}
+		if len(v.WorkerKnown) > 0 {
+			if err := b.knownList(len(v.WorkerKnown), "-worker-known"); err != nil {
+				return nil, err
+			}
+		}
+		for _, k := range v.WorkerKnown {
+			if err := b.knownName(k, "-worker-known"); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, p := range v.Properties {

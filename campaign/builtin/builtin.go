@@ -10,12 +10,14 @@ import (
 	"context"
 
 	"github.com/lockfault/lockfault/campaign"
+	"github.com/lockfault/lockfault/hunt"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/suite"
 )
 
-// Catalog lists what lockfault knows now.
+// Catalog lists what lockfault knows now (the known limits a worker
+// subject may name are the hunt's, as `simulate hunt -known` takes them).
 func Catalog() campaign.Catalog {
 	var props []string
 	for _, p := range suite.All() {
@@ -25,7 +27,7 @@ func Catalog() campaign.Catalog {
 		_, err := runner.BuiltIn(context.Background(), label)
 		return err
 	}
-	return campaign.Catalog{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, CheckScenario: checkScenario}
+	return campaign.Catalog{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, Limits: hunt.LimitNames(), CheckScenario: checkScenario}
 }
 
 // promise is the promise table's outcome of a built-in lock on a property.

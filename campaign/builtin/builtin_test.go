@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -8,6 +9,9 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/campaign"
+	"github.com/lockfault/lockfault/hunt"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
 )
 
 // The catalog holds the real registries, and a definition over them gets
@@ -87,5 +91,80 @@ func TestScenarioFilesAreChecked(t *testing.T) {
 	_, err := campaign.ReadFile(def, Catalog())
 	if err == nil || !strings.Contains(err.Error(), "items.0.scenario: ") || !strings.Contains(err.Error(), "bad.yaml:") {
 		t.Fatalf("a broken scenario file: %v", err)
+	}
+}
+
+// A worker subject's known limits (the names `simulate hunt -known`
+// takes) reach the hunt of each of its seeds; a built-in lock's hunt gets
+// none from the campaign (the hunt takes its promise table's). Nothing is
+// started: both subjects are resolved already and the hunt is a fake.
+func TestExecutorPassesKnownLimitsToTheHunt(t *testing.T) {
+	cat := Catalog()
+	if !slices.Equal(cat.Limits, hunt.LimitNames()) {
+		t.Fatalf("catalog limits %v, want the hunt's %v", cat.Limits, hunt.LimitNames())
+	}
+	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects:\n  - worker: python3 w.py\n    lock: redis-py\n    known: [node-clock, client-clock]\n  - lock: single\nitems: [{hunt: 7}]\n"), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type call struct {
+		known []string
+		seed  int64
+		dir   string
+	}
+	calls := map[string]call{}
+	e := &Executor{Hunt: func(_ context.Context, subj runner.Subject, known []string, seed int64, dir string) campaign.Result {
+		calls[subj.Name()] = call{known, seed, dir}
+		return campaign.Result{Outcome: campaign.Held}
+	}}
+	e.subjects = map[string]subjectOrErr{
+		def.Subjects[0].Key(): {s: runner.Subject{Info: lockimpl.Info{Name: "redis-py"}, Command: []string{"python3", "w.py"}}},
+		def.Subjects[1].Key(): {s: runner.Subject{Info: lockimpl.Info{Name: "single"}, Shipped: true}},
+	}
+	for _, spec := range def.Enumerate() {
+		spec.Dir = filepath.Join(t.TempDir(), "run")
+		if r := e.Run(context.Background(), spec); r.Outcome != campaign.Held {
+			t.Fatalf("%s: %s (%s)", spec.Identity, r.Outcome, r.Finding)
+		}
+		if c := calls[spec.Subject.Label()]; c.seed != 7 || c.dir != spec.Dir {
+			t.Errorf("%s: hunt got seed %d in %q, want 7 in %q", spec.Identity, c.seed, c.dir, spec.Dir)
+		}
+	}
+	if got := calls["redis-py"].known; !slices.Equal(got, []string{"client-clock", "node-clock"}) {
+		t.Errorf("the worker's hunt got known limits %v, want [client-clock node-clock]", got)
+	}
+	if got, ok := calls["single"]; !ok || got.known != nil {
+		t.Errorf("the built-in lock's hunt got known limits %v (called: %v), want none", got.known, ok)
+	}
+}
+
+// The campaigns lockfault ships (campaigns/*.yaml, run by `make rates` and
+// `make false-alarms`) are valid over the real registries; every cell of
+// the false-alarm campaign is a hunt seed expected to come back held.
+func TestShippedCampaigns(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "campaigns", "*.yaml"))
+	if err != nil || len(files) < 2 {
+		t.Fatalf("campaigns/*.yaml: %v (%d files)", err, len(files))
+	}
+	cat := Catalog()
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		def, err := campaign.Parse(f, raw, cat)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if filepath.Base(f) != "false-alarms.yaml" {
+			continue
+		}
+		for _, s := range def.Subjects {
+			for _, it := range def.Items {
+				if e := def.Expect(s, it); it.Kind != campaign.KindHunt || e.Outcome != campaign.Held {
+					t.Errorf("%s: %s × %s expects %s, want held", f, s.Key(), it.Key(), e.Outcome)
+				}
+			}
+		}
 	}
 }

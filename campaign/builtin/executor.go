@@ -26,9 +26,11 @@ type Executor struct {
 	// them.
 	Cycles int
 	Short  bool
-	// Hunt runs one hunt seed against a subject (nil: hunt items are a
-	// harness error).
-	Hunt func(ctx context.Context, subj runner.Subject, seed int64, dir string) campaign.Result
+	// Hunt runs one hunt seed against a subject, given the campaign
+	// subject's known limits (a worker's `known:`; a built-in lock's come
+	// from its promise table inside the hunt). Nil: hunt items are a
+	// harness error.
+	Hunt func(ctx context.Context, subj runner.Subject, known []string, seed int64, dir string) campaign.Result
 
 	mu       sync.Mutex
 	subjects map[string]subjectOrErr
@@ -76,7 +78,7 @@ func (e *Executor) Run(ctx context.Context, spec campaign.RunSpec) campaign.Resu
 			res.Outcome, res.Finding = campaign.HarnessError, "hunt items need the hunt (simulate campaign runs them)"
 			break
 		}
-		r := e.Hunt(ctx, subj, spec.Item.Seed(), spec.Dir)
+		r := e.Hunt(ctx, subj, spec.Subject.Known, spec.Item.Seed(), spec.Dir)
 		r.Subject = res.Subject
 		res = r
 	default:

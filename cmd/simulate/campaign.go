@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockfault/lockfault/campaign"
 	"github.com/lockfault/lockfault/campaign/builtin"
+	"github.com/lockfault/lockfault/hunt"
 	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/runner"
 )
@@ -32,6 +33,7 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	locks := f.String("locks", "", "comma-separated locks")
 	f.StringVar(&v.Worker, "worker", "", "an external worker command (docs/PROTOCOL.md)")
 	f.StringVar(&v.WorkerLock, "worker-lock", "", "the lock name the worker should declare")
+	workerKnown := f.String("worker-known", "", "comma-separated known limits of the worker's lock: its hunt items never draw their faults (allowed: "+strings.Join(hunt.LimitNames(), ", ")+"); a built-in lock's come from its promise table")
 	props := f.String("properties", "", "comma-separated properties or prefixes")
 	scens := f.String("scenarios", "", "comma-separated scenario names or files")
 	hunts := f.String("hunt", "", "comma-separated hunt seeds or FROM:COUNT ranges")
@@ -46,7 +48,7 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	v.Locks, v.Properties, v.Scenarios, v.Hunt = list(*locks), list(*props), list(*scens), list(*hunts)
+	v.Locks, v.Properties, v.Scenarios, v.Hunt, v.WorkerKnown = list(*locks), list(*props), list(*scens), list(*hunts), list(*workerKnown)
 	if *emit != "" {
 		return emitK8s(f, *emit, *def, pos, stdout, stderr)
 	}

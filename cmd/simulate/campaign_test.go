@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -83,5 +85,44 @@ func TestShardedCampaignMergesToTheUnshardedCells(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "merged", "campaign.json")); err != nil {
 		t.Errorf("the merge wrote no campaign.json: %v", err)
+	}
+}
+
+// -worker-known reaches the definition: a known limit the hunt does not
+// have, or one given without -worker, is refused before anything runs;
+// the flags and a file that say the same known limits are one campaign.
+// Nothing is started.
+func TestCampaignWorkerKnownFlag(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-locks", "single", "-worker-known", "node-clock", "-hunt", "1"},
+			"simulate campaign: -worker-known: given without -worker (allowed: the known limits of a -worker's lock: failover, node-clock,"},
+		{[]string{"-worker", "python3 w.py", "-worker-known", "node-clock,moon", "-hunt", "1"},
+			`simulate campaign: -worker-known: unknown known limit "moon" (allowed: failover, node-clock,`},
+		{[]string{"-worker", "python3 w.py", "-worker-known", "node-clock,node-clock", "-hunt", "1"},
+			`simulate campaign: -worker-known: known limit "node-clock" is listed twice`},
+	}
+	for _, c := range cases {
+		var stdout, stderr bytes.Buffer
+		if code := realMain(append([]string{"campaign"}, c.args...), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%q: exit %d\n%s\nwant %s", c.args, code, stderr.String(), c.want)
+		}
+	}
+	def := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(def, []byte("name: py\nrepetitions: 1\nsubjects:\n  - worker: python3 w.py\n    known: [node-clock, failover]\nitems: [{hunt: 1}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	file, err := readDefinition(def, campaign.Values{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags, err := readDefinition("", campaign.Values{Name: "py", Worker: "python3 w.py", WorkerKnown: []string{"failover", "node-clock"}, Hunt: []string{"1"}, Repetitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if file.Hash() != flags.Hash() {
+		t.Fatalf("flags and file differ:\n%s\n%s", flags.Canonical(), file.Canonical())
 	}
 }
