@@ -24,7 +24,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build ext shim image scenario test claims suite cards rates bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps build ext shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
@@ -118,6 +118,17 @@ rates: build image
 	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/rates/shard-$$i > reports/rates-shard-$$i.log 2>&1 & \
 	done; wait
 	./$(BIN) merge -out reports/rates/merged -summary docs/RATES.md reports/rates/shard-*
+
+# No false alarms (campaigns/false-alarms.yaml): 200 hunt schedules against
+# every correct lock lockfault ships and redis-py, each drawing only faults
+# the lock promises to survive; every cell must come back held. Sharded as
+# rates is, into reports/false-alarms/merged (hours on one machine).
+false-alarms: build image
+	rm -rf reports/false-alarms && mkdir -p reports/false-alarms
+	@for i in $$(seq 1 $(SHARDS)); do \
+	  ./$(BIN) campaign -def campaigns/false-alarms.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/false-alarms/shard-$$i > reports/false-alarms-shard-$$i.log 2>&1 & \
+	done; wait
+	./$(BIN) merge -out reports/false-alarms/merged reports/false-alarms/shard-*
 
 # Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
 # measured in the same run (ratio). Benchmarks only: nothing here is timed
