@@ -116,7 +116,7 @@ func (g *Generator) Next() *Schedule {
 		return s
 	}
 	nf := 1 + g.rng.IntN(3)
-	if shapes := g.shapesFor(s.Workload); len(shapes) > 0 && g.chance(0.4) {
+	if shapes := g.shapesFor(s.Workload); len(shapes) > 0 && g.chance(anchored) {
 		s.Anchor = g.anchor(shapes)
 	}
 	used := map[string]bool{}
@@ -124,6 +124,9 @@ func (g *Generator) Next() *Schedule {
 		f := g.of(sp.Faults)
 		if i == 0 {
 			f = g.firstFault()
+			if datesValidity(s.Anchor) && f != "pause-client" && slices.Contains(sp.Faults, "pause-client") && g.chance(pauseAtGrant) {
+				f = "pause-client"
+			}
 		}
 		if used[f] {
 			i--
@@ -141,6 +144,15 @@ func (g *Generator) Next() *Schedule {
 				// (stopped in its critical section); a waiting client's
 				// pause is a slow retry.
 				e.Target = lockfault.TargetHolder
+			}
+			switch {
+			case f != "pause-client" || e.Target == "":
+			case e.Target == lockfault.TargetTrigger && datesValidity(s.Anchor):
+				if g.chance(stopBeforeDatingShare) {
+					e.Dur = scale(s.TTL, stopBeforeDating)
+				}
+			case g.chance(intoNextHold):
+				e.Dur = resumeInNextHold(s)
 			}
 		}
 		s.Events = append(s.Events, e)
@@ -174,6 +186,45 @@ func (g *Generator) firstFault() string {
 		return "clock-client"
 	}
 	return g.of(g.space.Faults)
+}
+
+// intoNextHold is the share of the cycle's other first pauses (of the
+// client the cycle starts with) that last until the middle of the next holder's hold
+// (resumeInNextHold) instead of a multiple of the TTL.
+const intoNextHold = 0.4
+
+// stopBeforeDating is how long (in TTLs) a client is stopped once its
+// acquire or extend succeeded, before its lock dates the validity it
+// reports, in stopBeforeDatingShare of the draws: longer than the margin a
+// careful client leaves (0.1 TTL), shorter than what is left of the
+// validity it had before an extend (an extend whose reply comes after that
+// validity ended does not count), so a lock that dates the validity from
+// the reply overstates it by the pause.
+const (
+	stopBeforeDating      = 0.3
+	stopBeforeDatingShare = 0.7
+)
+
+// resumeInNextHold is how long a pause of the client the cycle starts with
+// lasts for it to resume halfway through the next holder's hold: what is
+// left of its key's TTL at the anchor (all of it at a grant or an acquire,
+// the TTL less the hold at a release), then half a hold. That is the pause
+// the literature argues about: the client wakes while another holds the
+// lock and acts on a lock it believes it still has (its write, or a
+// release that reads, then deletes, the next holder's key). A multiple of
+// the TTL lands there only for some holds: broken-get-then-del's stale
+// DEL needs it, and a client to take the key before the next holder
+// releases.
+func resumeInNextHold(s *Schedule) time.Duration {
+	hold := s.Workload.Hold.D()
+	if v := s.Workload.HoldUntilValid.D(); v > 0 {
+		hold = s.TTL - v
+	}
+	left := s.TTL
+	if s.Anchor != nil && s.Anchor.Op == scenarios.OpRelease && hold < s.TTL {
+		left -= hold
+	}
+	return (left + hold/2).Round(time.Millisecond)
 }
 
 // aimClockStep: a client's clock step matters most inside the lock's own
@@ -271,9 +322,13 @@ func (g *Generator) fitWorkload(s *Schedule) {
 		switch e.Fault {
 		case "crash-client":
 			w.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
-		case "clock-client", "latency":
+		case "clock-client", "latency", "pause-client":
 			// A validity measured on a stepped clock, or from a late reply
-			// instead of the request, shows only to a client that trusts it.
+			// instead of the request (or from a reply the client was
+			// stopped after), shows only to a client that trusts it.
+			if e.Fault == "pause-client" && !(e.Target == lockfault.TargetTrigger && datesValidity(s.Anchor)) {
+				continue
+			}
 			if w.HoldUntilValid == 0 && w.WriteIfValid == 0 && w.Hold.D() < s.TTL && g.chance(0.7) {
 				w.HoldUntilValid = scenarios.Duration(scale(s.TTL, 0.1))
 			}
@@ -281,6 +336,12 @@ func (g *Generator) fitWorkload(s *Schedule) {
 			g.extendAcross(s)
 		}
 	}
+}
+
+// datesValidity: the anchor is the reply of an acquire or an extend, after
+// which the lock dates the validity it reports.
+func datesValidity(a *scenarios.CommandMatch) bool {
+	return a != nil && a.At != scenarios.AtRequest && (a.Op == scenarios.OpAcquire || a.Op == scenarios.OpExtend)
 }
 
 // extendAcrossTTLs is how long a holder that extends across a node fault
@@ -324,31 +385,74 @@ func (g *Generator) shapesFor(w scenarios.Workload) []resp.Shape {
 	return out
 }
 
+// anchored is the share of cycles anchored on a command of the lock
+// (the others start at a grant).
+const anchored = 0.5
+
 // anchor draws a command boundary from the commands the lock was seen to
 // send: a command of one of its operations, before it is sent, when its
 // reply comes back, or once the client has read the reply. Most anchors
-// (innerAnchor) are commands of an operation that sends more than one kind
-// of command (a release that reads, then deletes): a boundary between two
-// of its steps, where a lock that is not atomic breaks and where nothing
-// but a command trigger can stop the client.
+// are inside the lock's own steps, where nothing but a command trigger can
+// stop the client: innerAnchor of them are commands of an operation that
+// sends more than one kind of command (the release that reads, then
+// deletes: a boundary between two of its steps, where a lock that is not
+// atomic breaks), grantAnchor are the successful reply of an acquire or
+// an extend (the key is set, and the lock has yet to date the validity it
+// reports).
 func (g *Generator) anchor(shapes []resp.Shape) *scenarios.CommandMatch {
-	if in := innerShapes(shapes); len(in) > 0 && g.chance(innerAnchor) {
+	r := g.rng.Float64()
+	in, granting := innerShapes(shapes), grantShapes(shapes)
+	switch {
+	case r < innerAnchor && len(in) > 0:
 		shapes = in
+	case r >= innerAnchor && r < innerAnchor+grantAnchor && len(granting) > 0:
+		sh := granting[g.rng.IntN(len(granting))]
+		at := g.of([]string{scenarios.AtReply, scenarios.AtAfterReply})
+		return &scenarios.CommandMatch{Name: strings.Fields(sh.Name)[0], Op: sh.Op, At: at, Reply: scenarios.ReplyOK}
 	}
 	sh := shapes[g.rng.IntN(len(shapes))]
-	m := &scenarios.CommandMatch{Name: sh.Name, Op: sh.Op, At: g.of([]string{scenarios.AtRequest, scenarios.AtReply, scenarios.AtAfterReply})}
-	if strings.Contains(m.Name, " ") {
-		m.Name = strings.Fields(m.Name)[0]
-	}
-	if m.At == scenarios.AtReply {
+	m := &scenarios.CommandMatch{Name: strings.Fields(sh.Name)[0], Op: sh.Op, At: g.of([]string{scenarios.AtRequest, scenarios.AtReply, scenarios.AtAfterReply})}
+	if m.At != scenarios.AtRequest {
 		m.Reply = scenarios.ReplyAny
+		if g.chance(okReply) {
+			m.Reply = scenarios.ReplyOK
+		}
 	}
 	return m
 }
 
-// innerAnchor is the share of anchors drawn among the commands of
-// operations that send more than one kind of command.
-const innerAnchor = 0.7
+// Shares of the anchors drawn among the commands of operations that send
+// more than one kind of command (innerAnchor), and among the successful
+// replies of acquires and extends (grantAnchor); the rest among every
+// command the lock sends.
+const (
+	innerAnchor = 0.55
+	grantAnchor = 0.2
+)
+
+// pauseAtGrant: at an anchor that is the successful reply of an acquire or
+// an extend, half of the first faults that are not a client pause become
+// one (stopBeforeDating: the pause a lock that dates its validity from
+// the reply cannot see).
+const pauseAtGrant = 0.5
+
+// okReply is the share of the other reply anchors that match a reply
+// saying the command did what it was sent for (the key set, read or
+// extended): a client stopped after a failed acquire is a slow retry, one
+// stopped after a read of its own token is inside the lock.
+const okReply = 0.75
+
+// grantShapes are the shapes of the operations that report a validity
+// (acquire, extend).
+func grantShapes(shapes []resp.Shape) []resp.Shape {
+	var out []resp.Shape
+	for _, c := range shapes {
+		if c.Op == scenarios.OpAcquire || c.Op == scenarios.OpExtend {
+			out = append(out, c)
+		}
+	}
+	return out
+}
 
 // innerShapes are the shapes of the operations with more than one shape.
 func innerShapes(shapes []resp.Shape) []resp.Shape {

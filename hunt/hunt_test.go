@@ -162,36 +162,60 @@ func TestGeneratorTrustsValidityUnderLatency(t *testing.T) {
 // The pauses Kleppmann's critique is about are found only where they
 // land: a client stopped between two commands of its own release (a GET
 // that compares, then a DEL: broken-get-then-del, not found in 36
-// schedules, 10 minutes), or a holder stopped in its critical section for
-// longer than its lease (broken-const-fence, not found in 36). Each must
-// be drawn in one schedule in 40 or more: 19 and 21 of 2000 were, before
-// the cycle's first fault and its anchor were weighted.
+// schedules, 10 minutes), or a holder stopped in its critical section
+// (broken-const-fence, not found in 36), until the next holder's hold
+// (its stale DEL, or write, lands there). Each must be drawn in one
+// schedule in 40 or more: 19 and 21 of 2000 were, before the cycle's first
+// fault and its anchor were weighted; 37 and 76 before pauses were drawn
+// to end inside the next hold (resumeInNextHold). And a client stopped
+// once its acquire was granted, before the lock dates the validity it
+// reports, and trusting that validity (broken-validity-from-end, found in
+// one hunt of two): one schedule in 50 or more (5 in 2000 were before the
+// grant's reply became an anchor of its own).
 func TestGeneratorPausesInsideOperations(t *testing.T) {
 	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockfault.NeedsSingle, Caps: []string{lockimpl.CapExtend, lockimpl.CapFencing}}, []string{"node-clock"})
 	sp.Commands = []resp.Shape{{Name: "SET", Key: "lock:*", Op: "acquire"}, {Name: "GET", Key: "lock:*", Op: "release"},
 		{Name: "DEL", Key: "lock:*", Op: "release"}, {Name: "EVALSHA", Op: "extend"}}
 	g := NewGenerator(sp, 1)
 	const n = 2000
-	midRelease, midSection := 0, 0
+	midRelease, midSection, granted, extended := 0, 0, 0, 0
 	for i := 0; i < n; i++ {
 		s := g.Next()
 		if len(s.Events) == 0 || s.Events[0].Fault != "pause-client" {
 			continue
 		}
 		e, a := s.Events[0], s.Anchor
-		if a != nil && e.Target == lockfault.TargetTrigger && e.Dur >= scale(s.TTL, 0.9) &&
+		hold := s.Workload.Hold.D()
+		if v := s.Workload.HoldUntilValid.D(); v > 0 {
+			hold = s.TTL - v
+		}
+		// The client resumes inside the next holder's hold: after what was
+		// left of its key's TTL, before that and a hold more.
+		if a != nil && e.Target == lockfault.TargetTrigger && e.Dur > s.TTL-hold && e.Dur < s.TTL &&
 			((a.Name == "GET" && a.At != scenarios.AtRequest) || (a.Name == "DEL" && a.At == scenarios.AtRequest)) {
 			midRelease++
 		}
-		if a == nil && e.Target == lockfault.TargetHolder && e.Dur > s.TTL {
+		if a == nil && e.Target == lockfault.TargetHolder && e.Dur > s.TTL && e.Dur < s.TTL+hold {
 			midSection++
 		}
+		// Stopped once its acquire was granted, before it dates the
+		// validity, and it holds until shortly before that validity.
+		if a != nil && e.Target == lockfault.TargetTrigger && a.Op == "acquire" && a.At != scenarios.AtRequest &&
+			a.Reply == scenarios.ReplyOK && s.Workload.HoldUntilValid > 0 {
+			granted++
+		}
+		// Stopped once its extend succeeded, longer than the margin and
+		// shorter than what was left of its validity.
+		if a != nil && e.Target == lockfault.TargetTrigger && a.Op == "extend" && a.At != scenarios.AtRequest &&
+			a.Reply == scenarios.ReplyOK && s.Workload.HoldUntilValid > 0 && e.Dur > s.TTL/10 && e.Dur < s.TTL-s.Workload.ExtendEvery.D() {
+			extended++
+		}
 	}
-	if midRelease < n/40 || midSection < n/40 {
-		t.Fatalf("of %d schedules, %d pause a client between its release's GET and DEL and %d pause a holder in its section past its lease; want at least %d each",
-			n, midRelease, midSection, n/40)
+	if midRelease < n/40 || midSection < n/40 || granted < n/50 || extended < n/200 {
+		t.Fatalf("of %d schedules, %d pause a client between its release's GET and DEL, and %d a holder in its section, until the next holder's hold (want at least %d each); %d a client granted, before it dates its validity (want at least %d); %d a client extended (want at least %d)",
+			n, midRelease, midSection, n/40, granted, n/50, extended, n/200)
 	}
-	t.Logf("of %d schedules: %d pause a client inside its release, %d a holder past its lease", n, midRelease, midSection)
+	t.Logf("of %d schedules: %d pause a client inside its release, %d a holder in its section, until the next holder's hold; %d a client granted, %d a client extended, before it dates its validity", n, midRelease, midSection, granted, extended)
 }
 
 // A lock that renews its holders' leases (redisson's watchdog) is hunted
