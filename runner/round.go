@@ -73,8 +73,8 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 	inv.Kind = history.Invoke
 	r.hist.Append(inv)
 	who := r.identity(p.name)
-	r.taps.setOp(who, cmds[0])
-	defer r.taps.setOp(who, "")
+	r.taps.setOp(who, p.name, cmds[0])
+	defer r.taps.setOp(who, p.name, "")
 	started := time.Now()
 	c := worker.Command{Cmd: "round", Op: ops[0], OpCS: ops[1], OpRelease: ops[2], Key: key, Lease: lease,
 		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds(), HoldMs: sc.Workload.Hold.D().Milliseconds()}
@@ -110,7 +110,7 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 			e := ev(invoked)
 			e.Kind, e.Time = history.Invoke, at
 			r.hist.Append(e)
-			r.taps.setOp(who, cmds[invoked])
+			r.taps.setOp(who, p.name, cmds[invoked])
 			invoked++
 			continue
 		case m.Type == "reply" && done < invoked && m.Op == ops[done]:

@@ -43,8 +43,8 @@ type taps struct {
 	reg *resp.Registry
 
 	mu   sync.Mutex
-	taps map[string]*resp.Tap // "client>node"
-	op   map[string]string    // each client's operation in flight
+	taps map[string]*resp.Tap         // "client>node"
+	op   map[string]map[string]string // each client's operations in flight, by process (a clone shares its client's taps)
 
 	// The await: command under way: fired closes when its trigger fired;
 	// release lets the held message go (once the next step is applied).
@@ -60,7 +60,7 @@ type taps struct {
 }
 
 func newTaps() *taps {
-	t := &taps{reg: resp.NewRegistry(), taps: map[string]*resp.Tap{}, op: map[string]string{}}
+	t := &taps{reg: resp.NewRegistry(), taps: map[string]*resp.Tap{}, op: map[string]map[string]string{}}
 	t.reg.SetOpSource(t.opOf)
 	return t
 }
@@ -88,20 +88,38 @@ func (t *taps) addr(client, node, upstream string) (string, error) {
 	return tp.Addr(), nil
 }
 
-// setOp records the operation a client has in flight ("" when none).
-func (t *taps) setOp(client, op string) {
+// setOp records the operation process proc, which reaches the nodes as
+// client, has in flight ("" when none).
+func (t *taps) setOp(client, proc, op string) {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
-	t.op[client] = op
-	t.mu.Unlock()
+	defer t.mu.Unlock()
+	if t.op[client] == nil {
+		t.op[client] = map[string]string{}
+	}
+	t.op[client][proc] = op
 }
 
+// opOf is the operation a command of client belongs to: the one its
+// processes have in flight, or "" when none has one or when a clone and
+// its original have different ones (the command could be either's: a
+// clone's release is not its original's acquire).
 func (t *taps) opOf(client string) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.op[client]
+	op := ""
+	for _, o := range t.op[client] {
+		switch {
+		case o == "" || o == op:
+		case op == "":
+			op = o
+		default:
+			return ""
+		}
+	}
+	return op
 }
 
 // close closes every tap (a held message is let go first).

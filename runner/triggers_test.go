@@ -89,3 +89,31 @@ func TestCommandTriggerThatNeverFiresIsNotExercised(t *testing.T) {
 		t.Errorf("observed %v, want not-exercised", out.Result.Observed)
 	}
 }
+
+// A command is attributed to the operation its client has in flight; a
+// clone shares its client's taps (and identity), so while the clone and
+// its original run different operations a command could be either's and
+// is attributed to none (the hunt learned `EVALSHA op=acquire` and `SET
+// op=release` from a clone's release and its original's acquire, and drew
+// anchors on them that fire only by that accident).
+func TestOpAttributionWithAClone(t *testing.T) {
+	tp := newTaps()
+	steps := []struct {
+		proc, op, want string
+	}{
+		{"c1", "acquire", "acquire"},
+		{"c1-clone", "acquire", "acquire"}, // both acquiring: still an acquire
+		{"c1-clone", "release", ""},        // which one sent it?
+		{"c1", "", "release"},              // only the clone is busy
+		{"c1-clone", "", ""},
+	}
+	for i, s := range steps {
+		tp.setOp("c1", s.proc, s.op)
+		if got := tp.opOf("c1"); got != s.want {
+			t.Fatalf("step %d (%s: %q): op %q, want %q", i, s.proc, s.op, got, s.want)
+		}
+	}
+	if got := tp.opOf("c2"); got != "" {
+		t.Fatalf("an idle client's op %q", got)
+	}
+}

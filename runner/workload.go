@@ -165,8 +165,8 @@ func (r *run) opTimeout() time.Duration {
 func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command) (worker.Message, error) {
 	c.Op = r.nextOp()
 	r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key})
-	r.taps.setOp(r.identity(p.name), c.Cmd)
-	defer r.taps.setOp(r.identity(p.name), "")
+	r.taps.setOp(r.identity(p.name), p.name, c.Cmd)
+	defer r.taps.setOp(r.identity(p.name), p.name, "")
 	// In-flight operations finish when the workload stops; only an
 	// interrupted run (r.ctx cancelled) abandons them.
 	m, err := p.call(r.ctx, c, r.opTimeout())
