@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -86,7 +87,8 @@ func TestHuntFindsIgnoreNX(t *testing.T) {
 // (LOCKFAULT_HUNT_LOCKS, comma separated; default every property's broken
 // lock): schedules until found, shrink time, faults before and after, the
 // minimal scenario's rate over 20 runs. Budget per lock:
-// LOCKFAULT_HUNT_TIME (default 10m).
+// LOCKFAULT_HUNT_TIME (default 10m); the generator's seed:
+// LOCKFAULT_HUNT_SEED (default 1).
 //
 //	LOCKFAULT_HUNT_LOCKS=broken-del-release go test ./suite -run '^$' -bench HuntMutations -benchtime 1x -timeout 0
 func BenchmarkHuntMutations(b *testing.B) {
@@ -98,6 +100,14 @@ func BenchmarkHuntMutations(b *testing.B) {
 		}
 		budget = d
 	}
+	seed := int64(1)
+	if v := os.Getenv("LOCKFAULT_HUNT_SEED"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n == 0 {
+			b.Fatalf("LOCKFAULT_HUNT_SEED=%q: want a non-zero integer", v)
+		}
+		seed = n
+	}
 	locks := strings.Split(os.Getenv("LOCKFAULT_HUNT_LOCKS"), ",")
 	if locks[0] == "" {
 		locks = mutationLocks()
@@ -107,7 +117,7 @@ func BenchmarkHuntMutations(b *testing.B) {
 			for range b.N {
 				// The mutation locks are the single-master lock with one slip: its
 				// known limits are theirs (a user says so with -known).
-				res := huntLock(b, lock, hunt.Options{Seed: 1, Time: budget, KnownViolations: []string{"node-clock", "failover"}})
+				res := huntLock(b, lock, hunt.Options{Seed: seed, Time: budget, KnownViolations: []string{"node-clock", "failover"}})
 				if len(res.Findings) == 0 {
 					b.Logf("%s: not found in %d schedules (%v)", lock, len(res.Tried), res.Took.Round(time.Second))
 					b.ReportMetric(float64(len(res.Tried)), "schedules-tried")
