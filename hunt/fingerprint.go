@@ -37,7 +37,9 @@ func (f Fingerprint) ID() string {
 // Fingerprints are the violations of a result the hunt reports, one per
 // identity, minus what a lock without fencing cannot prevent (a client
 // acting after its own lease ran out, under a fault: a stale access; see
-// excusedStale). A corruption that comes with an overlap is that overlap's
+// excusedStale) and what a lock with fencing does not promise (a lease
+// granted again under a fault while its older holder leaves the resource
+// alone; see excusedUntouched). A corruption that comes with an overlap is that overlap's
 // doing, not a violation of its own.
 func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 	if res == nil {
@@ -50,7 +52,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 		if !slices.Contains(violations, f.Class) {
 			continue
 		}
-		if f.Class == checker.ClassOverlap && excusedStale(info, f) {
+		if f.Class == checker.ClassOverlap && (excusedStale(info, f) || excusedUntouched(info, res, f)) {
 			continue
 		}
 		if f.Class == checker.ClassCorruption && overlaps {

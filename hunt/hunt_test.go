@@ -482,6 +482,34 @@ func TestFingerprints(t *testing.T) {
 			t.Errorf("case %d: %q, want %q", i, got, c.want)
 		}
 	}
+	// A fencing lock's lease granted again under a node clock jump: an
+	// overlap only if the older holder touched the resource once the newer
+	// grant existed (the false-alarm hunt of fenced, seed 1, schedule 7:
+	// c1's next step, an extend, found its lock gone).
+	jumped := checker.Finding{Class: "overlap", Kind: "both-valid", Leases: []string{"c1-16", "c2-18"}, From: 7046, To: 7644, Faults: []string{"clock-jump(primary)"}}
+	holds := func(last int64) *checker.Result {
+		return &checker.Result{Findings: []checker.Finding{jumped}, Holds: []checker.Hold{
+			{Process: "c1", Lease: "c1-16", Start: 7043, End: 7644, LastAccess: last}, {Process: "c2", Lease: "c2-18", Start: 7046, End: 9045}}}
+	}
+	for _, c := range []struct {
+		info lockimpl.Info
+		res  *checker.Result
+		want string
+	}{
+		{fenced, holds(0), ""},                      // untouched since the newer grant
+		{fenced, holds(7000), ""},                   // its last access came before it
+		{fenced, holds(7100), "overlap/both-valid"}, // it wrote during the overlap, and the resource took it
+		{plain, holds(0), "overlap/both-valid"},     // no fencing: the grants are the promise
+	} {
+		if got := ids(Fingerprints(c.res, c.info)); got != c.want {
+			t.Errorf("%s, last access %d: %q, want %q", c.info.Name, c.res.Holds[0].LastAccess, got, c.want)
+		}
+	}
+	noFault := holds(0)
+	noFault.Findings[0].Faults = nil
+	if got := ids(Fingerprints(noFault, fenced)); got != "overlap/both-valid" {
+		t.Errorf("a fencing lock's overlap with no fault around it: %q, want it reported", got)
+	}
 }
 
 // A partition of one client's links weakens to latency on the same links
