@@ -193,7 +193,7 @@ func TestFromValues(t *testing.T) {
 		v    Values
 		want string
 	}{
-		{Values{Locks: []string{"single"}, Properties: []string{"crash"}}, "-repetitions: 0 (allowed: 1 to 1000)"},
+		{Values{Locks: []string{"single"}, Properties: []string{"crash"}}, "-repeat: 0 (allowed: 1 to 1000)"},
 		{Values{Locks: []string{"nope"}, Properties: []string{"crash"}, Repetitions: 1}, `-locks: unknown lock "nope"`},
 		{Values{Locks: []string{"single"}, Properties: []string{"nope"}, Repetitions: 1}, `-properties: no property is "nope"`},
 		{Values{Locks: []string{"single"}, Scenarios: []string{"nope"}, Repetitions: 1}, `-scenarios: unknown scenario "nope"`},

@@ -10,7 +10,7 @@ import (
 // `simulate campaign` reads its flags:
 //
 //	-name nightly -locks single,redlock -worker 'CMD' -worker-lock NAME -worker-known node-clock
-//	-properties exclusion,crash -scenarios single-crash -hunt 1:20 -repetitions 20
+//	-properties exclusion,crash -scenarios single-crash -hunt 1:20 -repeat 20
 //
 // Errors name the flag: "-locks: unknown lock "x" (allowed: ...)".
 type Values struct {
@@ -39,7 +39,7 @@ func FromValues(v Values, cat Catalog) (*Definition, error) {
 			return nil, err
 		}
 	}
-	if err := b.repetitions(v.Repetitions, "-repetitions"); err != nil {
+	if err := b.repetitions(v.Repetitions, "-repeat"); err != nil {
 		return nil, err
 	}
 	if len(v.Locks) > MaxSubjects {
@@ -90,7 +90,7 @@ func FromValues(v Values, cat Catalog) (*Definition, error) {
 			return nil, err
 		}
 	}
-	return b.finish("-locks", "-locks", "-properties", "-repetitions")
+	return b.finish("-locks", "-locks", "-properties", "-repeat")
 }
 
 // parseSeeds reads "42" or "FROM:COUNT".
