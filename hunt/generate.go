@@ -332,6 +332,11 @@ func (g *Generator) fitWorkload(s *Schedule) {
 			if w.HoldUntilValid == 0 && w.WriteIfValid == 0 && w.Hold.D() < s.TTL && g.chance(0.7) {
 				w.HoldUntilValid = scenarios.Duration(scale(s.TTL, 0.1))
 			}
+			if e.Fault == "pause-client" && s.Anchor.Op == scenarios.OpExtend && w.Extends > 1 {
+				// The anchor fires on the round's first extend; the validity
+				// the client trusts is its last one's, so one extend a round.
+				w.Extends = 1
+			}
 		case "kill", "power-loss", "pause-node", "partition-client":
 			g.extendAcross(s)
 		}
