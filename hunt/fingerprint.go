@@ -4,6 +4,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/lockimpl"
@@ -41,7 +42,7 @@ func (f Fingerprint) ID() string {
 // granted again under a fault while its older holder leaves the resource
 // alone; see excusedUntouched). A corruption that comes with an overlap is that overlap's
 // doing, not a violation of its own.
-func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
+func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []Fingerprint {
 	if res == nil {
 		return nil
 	}
@@ -53,6 +54,9 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 			continue
 		}
 		if f.Class == checker.ClassOverlap && (excusedStale(info, f) || excusedUntouched(info, res, f)) {
+			continue
+		}
+		if f.Class == checker.ClassStuck && backSoonAfterFaults(res, f, ttl) {
 			continue
 		}
 		if f.Class == checker.ClassCorruption && overlaps {
@@ -72,6 +76,36 @@ func Fingerprints(res *checker.Result, info lockimpl.Info) []Fingerprint {
 	}
 	return out
 }
+
+// backSoonAfterFaults says whether a stretch in which nobody acquired the
+// lock ended within stuckSlack of the end of the faults that began before
+// it ended (or while one of them was still on): the lock came back as soon
+// as the nodes did. A schedule's stuck limit is its faults' planned span
+// plus stuckSlack (Schedule.Compile); a fault can keep a node down longer
+// than planned (a restart of a paused node waits for the pause to end,
+// then for the node to shut down and start: 4 s where 0 was planned, and
+// broken-extend-from-end's hunt reported the 5.1 s without a grant as
+// stuck), so the slack is measured from the faults' actual end, as the
+// history recorded it. A lock that stays stuck once the faults are over
+// (a key without an expiry) is still reported.
+func backSoonAfterFaults(res *checker.Result, f checker.Finding, ttl time.Duration) bool {
+	var end int64
+	for _, w := range res.Faults {
+		if w.Start > f.To {
+			continue
+		}
+		if w.End == 0 || w.End > f.To {
+			return true // a fault was still on when the stretch ended
+		}
+		end = max(end, w.End)
+	}
+	return end > 0 && f.To-end <= int64(stuckSlack(ttl))
+}
+
+// stuckSlack is how long after its faults a lock may take to be granted
+// again before it counts as stuck: two TTLs (a key written just before the
+// faults ended expires) and a second.
+func stuckSlack(ttl time.Duration) time.Duration { return 2*ttl + time.Second }
 
 // faultKinds strips the targets from "pause-client(c1)".
 func faultKinds(fs []string) []string {

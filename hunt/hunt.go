@@ -180,7 +180,7 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, why(out, err))
 			continue
 		}
-		fps := Fingerprints(out.Result, sp.Info)
+		fps := Fingerprints(out.Result, sp.Info, s.TTL)
 		fmt.Fprintf(opt.Log, "schedule %d: %s: %s\n", s.Index, verdictOf(fps), joinOr(s.Faults(), "no fault"))
 		for _, fp := range fps {
 			if found[fp.ID()] {
@@ -263,7 +263,7 @@ func rate(ctx context.Context, sp *Space, exec Exec, opt Options, f *Finding) [2
 	for i := 0; i < opt.RateRuns && ctx.Err() == nil; i++ {
 		out, err := exec(ctx, sc)
 		r[1]++
-		if err == nil && out != nil && has(Fingerprints(out.Result, sp.Info), f.Fingerprint.ID()) {
+		if err == nil && out != nil && has(Fingerprints(out.Result, sp.Info, f.Minimal.TTL), f.Fingerprint.ID()) {
 			r[0]++
 		}
 	}

@@ -481,7 +481,7 @@ func TestFingerprints(t *testing.T) {
 		{plain, []checker.Finding{f("died", ""), f("stuck", ""), f("stale-extend", ""), f("fence-inversion", "")}, "died,stuck,stale-extend,fence-inversion"},
 	}
 	for i, c := range cases {
-		if got := ids(Fingerprints(&checker.Result{Findings: c.findings}, c.info)); got != c.want {
+		if got := ids(Fingerprints(&checker.Result{Findings: c.findings}, c.info, time.Second)); got != c.want {
 			t.Errorf("case %d: %q, want %q", i, got, c.want)
 		}
 	}
@@ -504,13 +504,37 @@ func TestFingerprints(t *testing.T) {
 		{fenced, holds(7100), "overlap/both-valid"}, // it wrote during the overlap, and the resource took it
 		{plain, holds(0), "overlap/both-valid"},     // no fencing: the grants are the promise
 	} {
-		if got := ids(Fingerprints(c.res, c.info)); got != c.want {
+		if got := ids(Fingerprints(c.res, c.info, time.Second)); got != c.want {
 			t.Errorf("%s, last access %d: %q, want %q", c.info.Name, c.res.Holds[0].LastAccess, got, c.want)
+		}
+	}
+	// Nobody granted while the nodes were down: stuck only if the lock
+	// stays so for longer than the slack once the faults are over (seed 3's
+	// schedule 96 of broken-extend-from-end: a restart of a paused node
+	// that ended 4 s after it began, and a grant 150 ms later).
+	const s = int64(time.Second)
+	stuck := checker.Finding{Class: "stuck", From: 3978 * s / 1000, To: 9097 * s / 1000}
+	down := []checker.Window{{Fault: "pause-node", Start: 3979 * s / 1000, End: 5580 * s / 1000}, {Fault: "restart", Start: 4880 * s / 1000, End: 8947 * s / 1000}}
+	for _, c := range []struct {
+		faults []checker.Window
+		to     int64
+		want   string
+	}{
+		{down, stuck.To, ""},          // back 150 ms after the restart ended
+		{down, 13 * s, "stuck"},       // still stuck 4 s after (more than 2 TTL + 1 s)
+		{nil, stuck.To, "stuck"},      // no fault at all
+		{down[:1], stuck.To, "stuck"}, // the pause ended 3.5 s before
+		{[]checker.Window{{Fault: "kill", Start: 4 * s}}, stuck.To, ""}, // a node still down
+	} {
+		f := stuck
+		f.To = c.to
+		if got := ids(Fingerprints(&checker.Result{Findings: []checker.Finding{f}, Faults: c.faults}, plain, time.Second)); got != c.want {
+			t.Errorf("stuck until %v with faults %v: %q, want %q", time.Duration(c.to), c.faults, got, c.want)
 		}
 	}
 	noFault := holds(0)
 	noFault.Findings[0].Faults = nil
-	if got := ids(Fingerprints(noFault, fenced)); got != "overlap/both-valid" {
+	if got := ids(Fingerprints(noFault, fenced, time.Second)); got != "overlap/both-valid" {
 		t.Errorf("a fencing lock's overlap with no fault around it: %q, want it reported", got)
 	}
 }

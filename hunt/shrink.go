@@ -50,7 +50,7 @@ func (sh *shrinker) fails(ctx context.Context, s *Schedule, strict bool) (bool, 
 		}
 		sh.runs++
 		out, err := sh.exec(ctx, sc)
-		if err == nil && out != nil && has(Fingerprints(out.Result, sh.sp.Info), sh.id) {
+		if err == nil && out != nil && has(Fingerprints(out.Result, sh.sp.Info, c.TTL), sh.id) {
 			hits++
 			dir = out.Dir
 			if !strict {
