@@ -571,3 +571,26 @@ func TestAnchorHoldIsAFault(t *testing.T) {
 		t.Fatalf("faults %q, want the pause alone (injected at the anchor)", got)
 	}
 }
+
+// A hunt of a lock on etcd is judged on grants: the hunt sees the commands
+// of Redis locks through RESP taps, and etcd's gRPC must not go through
+// them (it did, and every call timed out: the false-alarm campaign's etcd
+// cells reported "stuck" with no fault, the lock having granted nothing).
+// The fault-free first schedule grants, and finds nothing.
+func TestHuntOfEtcdGrants(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts etcd")
+	}
+	ctx := context.Background()
+	subj, err := runner.BuiltIn(ctx, "etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, subj, Options{Seed: 21, Runs: 1, NoShrink: true, RateRuns: 1, Dir: t.TempDir(), Run: runner.Options{Backend: "process"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tried) != 1 || res.Inconclusive != 0 || len(res.Findings) != 0 {
+		t.Fatalf("etcd's fault-free schedule: %d tried, %d inconclusive, findings %v; want one, judged, nothing found", len(res.Tried), res.Inconclusive, res.Findings)
+	}
+}
