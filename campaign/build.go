@@ -100,9 +100,8 @@ func (b *builder) subject(lock, worker, lockAt, workerAt string) error {
 	return nil
 }
 
-// knownList starts the last subject's known limits, n of them: refused on a
-// built-in lock (its known limits come from the promise table) and beyond
-// the catalog's names. at names the list.
+// knownList checks a list of n known limits for the last subject: refused
+// on a built-in lock and beyond the catalog's names.
 func (b *builder) knownList(n int, at string) error {
 	s := b.def.Subjects[len(b.def.Subjects)-1]
 	if s.Worker == "" {
@@ -114,19 +113,26 @@ func (b *builder) knownList(n int, at string) error {
 	return nil
 }
 
-// knownName adds one of the last subject's known limits, keeping them
-// sorted.
-func (b *builder) knownName(name, at string) error {
+// known sets the last subject's known limits, kept sorted: refused on a
+// built-in lock (its known limits come from the promise table), beyond
+// the catalog's names, or twice. listAt names the list, at(i) its i-th
+// entry.
+func (b *builder) known(names []string, listAt string, at func(i int) string) error {
+	if err := b.knownList(len(names), listAt); err != nil {
+		return err
+	}
 	s := &b.def.Subjects[len(b.def.Subjects)-1]
-	name = strings.TrimSpace(name)
-	if !slices.Contains(b.cat.Limits, name) {
-		return errAt(at, "unknown known limit %q (allowed: %s)", name, b.limitNames())
+	for i, name := range names {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(b.cat.Limits, name) {
+			return errAt(at(i), "unknown known limit %q (allowed: %s)", name, b.limitNames())
+		}
+		j, dup := slices.BinarySearch(s.Known, name)
+		if dup {
+			return errAt(at(i), "known limit %q is listed twice (allowed: each of %s once)", name, b.limitNames())
+		}
+		s.Known = slices.Insert(s.Known, j, name)
 	}
-	i, dup := slices.BinarySearch(s.Known, name)
-	if dup {
-		return errAt(at, "known limit %q is listed twice (allowed: each of %s once)", name, b.limitNames())
-	}
-	s.Known = slices.Insert(s.Known, i, name)
 	return nil
 }
 

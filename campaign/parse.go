@@ -260,16 +260,15 @@ func (p *parser) known(n *yaml.Node, path string) error {
 	if err := p.b.knownList(len(n.Content), p.at(n, path)); err != nil {
 		return err
 	}
+	at := func(i int) string { return p.at(n.Content[i], fmt.Sprintf("%s.%d", path, i)) }
+	names := make([]string, len(n.Content))
 	for i, c := range n.Content {
-		fp := fmt.Sprintf("%s.%d", path, i)
 		if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
-			return fmt.Errorf("%s: want a known limit's name (allowed: %s), got %s", p.at(c, fp), p.b.limitNames(), kindName(c))
+			return fmt.Errorf("%s: want a known limit's name (allowed: %s), got %s", at(i), p.b.limitNames(), kindName(c))
 		}
-		if err := p.b.knownName(c.Value, p.at(c, fp)); err != nil {
-			return err
-		}
+		names[i] = c.Value
 	}
-	return nil
+	return p.b.known(names, p.at(n, path), at)
 }
 
 func (p *parser) item(n *yaml.Node, path string) error {

@@ -60,15 +60,8 @@ func FromValues(v Values, cat Catalog) (*Definition, error) {
 		if err := b.subject(v.WorkerLock, v.Worker, "-worker-lock", "-worker"); err != nil {
 			return nil, err
 		}
-		if len(v.WorkerKnown) > 0 {
-			if err := b.knownList(len(v.WorkerKnown), "-worker-known"); err != nil {
-				return nil, err
-			}
-		}
-		for _, k := range v.WorkerKnown {
-			if err := b.knownName(k, "-worker-known"); err != nil {
-				return nil, err
-			}
+		if err := b.known(v.WorkerKnown, "-worker-known", func(int) string { return "-worker-known" }); err != nil {
+			return nil, err
 		}
 	}
 	for _, p := range v.Properties {

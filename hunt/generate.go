@@ -147,7 +147,7 @@ func (g *Generator) Next() *Schedule {
 			}
 			switch {
 			case f != "pause-client" || e.Target == "":
-			case e.Target == lockfault.TargetTrigger && datesValidity(s.Anchor):
+			case stopsBeforeDating(s, e):
 				if g.chance(stopBeforeDatingShare) {
 					e.Dur = scale(s.TTL, stopBeforeDating)
 				}
@@ -326,7 +326,7 @@ func (g *Generator) fitWorkload(s *Schedule) {
 			// A validity measured on a stepped clock, or from a late reply
 			// instead of the request (or from a reply the client was
 			// stopped after), shows only to a client that trusts it.
-			if e.Fault == "pause-client" && !(e.Target == lockfault.TargetTrigger && datesValidity(s.Anchor)) {
+			if e.Fault == "pause-client" && !stopsBeforeDating(s, e) {
 				continue
 			}
 			if w.HoldUntilValid == 0 && w.WriteIfValid == 0 && w.Hold.D() < s.TTL && g.chance(0.7) {
@@ -347,6 +347,12 @@ func (g *Generator) fitWorkload(s *Schedule) {
 // which the lock dates the validity it reports.
 func datesValidity(a *scenarios.CommandMatch) bool {
 	return a != nil && a.At != scenarios.AtRequest && (a.Op == scenarios.OpAcquire || a.Op == scenarios.OpExtend)
+}
+
+// stopsBeforeDating: a fault on the client whose acquire or extend reply
+// fired the anchor, before its lock dates the validity it reports.
+func stopsBeforeDating(s *Schedule, e Event) bool {
+	return e.Target == lockfault.TargetTrigger && datesValidity(s.Anchor)
 }
 
 // extendAcrossTTLs is how long a holder that extends across a node fault

@@ -329,7 +329,7 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 	// etcd speaks gRPC, not RESP: its clients reach it through the proxy
 	// alone (a RESP tap in front of it broke every call: the hunt's etcd
 	// schedules granted nothing, "etcd: grant: context deadline exceeded").
-	if r.taps != nil && r.subject.Info.Needs != "etcd" {
+	if r.taps != nil && r.subject.Info.Needs != lockfault.NeedsEtcd {
 		for node, a := range addrs {
 			if addrs[node], err = r.taps.addr(client, node, a); err != nil {
 				return lockimpl.Endpoints{}, err
