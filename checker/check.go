@@ -230,7 +230,7 @@ func Holds(events []history.Event) []Hold {
 	byLease := map[string]*open{}
 	var order []string
 	died := map[string][]int64{} // every death of each process, in time order (a restarted worker dies again)
-	lastAccess := map[string]int64{}
+	lastAccess, firstAccess, lastAccepted := map[string]int64{}, map[string]int64{}, map[string]int64{}
 	for _, e := range events {
 		switch {
 		case e.Kind == history.OK && e.Op == history.OpAcquire && e.Lease != "":
@@ -258,6 +258,12 @@ func Holds(events []history.Event) []Hold {
 		case e.Kind == history.Access:
 			if e.Lease != "" {
 				lastAccess[e.Lease] = e.Time
+				if _, ok := firstAccess[e.Lease]; !ok {
+					firstAccess[e.Lease] = e.Time
+				}
+				if !e.Rejected {
+					lastAccepted[e.Lease] = e.Time
+				}
 			}
 		case e.Kind == history.Note && e.Op == "crashed":
 			died[e.Process] = append(died[e.Process], e.Time)
@@ -281,7 +287,7 @@ func Holds(events []history.Event) []Hold {
 		if o.expires != 0 && o.expires < h.End {
 			h.End, h.EndReason = o.expires, "expired"
 		}
-		h.LastAccess = lastAccess[id]
+		h.LastAccess, h.FirstAccess, h.LastAccepted = lastAccess[id], firstAccess[id], lastAccepted[id]
 		holds = append(holds, h)
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })

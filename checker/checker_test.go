@@ -158,6 +158,27 @@ func TestFencedWriteIsFencedNotCorruption(t *testing.T) {
 	}
 }
 
+// A hold records its first access and its last accepted one (the hunt
+// judges a fencing lock's overlap by them).
+func TestHoldFirstAndLastAcceptedAccess(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 100, 33)
+	h.access("c1", "c1-1", "read", 2, 0, 33, false)
+	h.access("c1", "c1-1", "write", 5, 1, 33, false)
+	h.access("c1", "c1-1", "write", 300, 0, 33, true)
+	h.grant("c2", "c2-1", 0, 150, 1150, 34)
+	hs := Holds(h.ev)
+	if len(hs) != 2 {
+		t.Fatalf("%d holds", len(hs))
+	}
+	if a := hs[0]; a.FirstAccess != 2*ms || a.LastAccepted != 5*ms || a.LastAccess != 300*ms {
+		t.Errorf("c1: first %d, last accepted %d, last %d; want 2, 5, 300 ms", a.FirstAccess/ms, a.LastAccepted/ms, a.LastAccess/ms)
+	}
+	if b := hs[1]; b.FirstAccess != 0 || b.LastAccepted != 0 || b.LastAccess != 0 {
+		t.Errorf("c2, which never accessed: %+v", b)
+	}
+}
+
 func TestStuck(t *testing.T) {
 	var h b
 	h.grant("c1", "c1-1", 0, 1, 0, 0) // no TTL: never expires

@@ -73,7 +73,11 @@ type Hold struct {
 	End        int64  `json:"end"`         // release invoked, validity ran out, or the client died
 	EndReason  string `json:"end_reason"`  // release, expired, crashed, run-end
 	LastAccess int64  `json:"last_access"` // last resource access under this lease, 0 if none
-	ValidUntil int64  `json:"valid_until,omitempty"`
+	// FirstAccess is the first resource access under this lease, and
+	// LastAccepted the last one the resource did not refuse (0 if none).
+	FirstAccess  int64 `json:"first_access,omitempty"`
+	LastAccepted int64 `json:"last_accepted,omitempty"`
+	ValidUntil   int64 `json:"valid_until,omitempty"`
 }
 
 // EffectiveEnd is when the client stopped acting as holder: its hold's end,

@@ -492,20 +492,37 @@ func TestFingerprints(t *testing.T) {
 	jumped := checker.Finding{Class: "overlap", Kind: "both-valid", Leases: []string{"c1-16", "c2-18"}, From: 7046, To: 7644, Faults: []string{"clock-jump(primary)"}}
 	holds := func(last int64) *checker.Result {
 		return &checker.Result{Findings: []checker.Finding{jumped}, Holds: []checker.Hold{
-			{Process: "c1", Lease: "c1-16", Start: 7043, End: 7644, LastAccess: last}, {Process: "c2", Lease: "c2-18", Start: 7046, End: 9045}}}
+			{Process: "c1", Lease: "c1-16", Start: 7043, End: 7644, LastAccess: last, LastAccepted: last}, {Process: "c2", Lease: "c2-18", Start: 7046, End: 9045}}}
+	}
+	// The newer holder's first access at first, the older holder's last
+	// accepted one at accepted (the false-alarm hunt of fenced, docker,
+	// seed 23: c1, stopped 300 ms in its section, wrote 100 ms after its
+	// validity and before c2's first access; the resource took fence 2,
+	// then c2's fence 3, in order).
+	touched := func(accepted, first int64) *checker.Result {
+		r := holds(7300)
+		r.Holds[0].LastAccepted = accepted
+		r.Holds[1].FirstAccess = first
+		return r
 	}
 	for _, c := range []struct {
 		info lockimpl.Info
 		res  *checker.Result
 		want string
 	}{
-		{fenced, holds(0), ""},                      // untouched since the newer grant
-		{fenced, holds(7000), ""},                   // its last access came before it
-		{fenced, holds(7100), "overlap/both-valid"}, // it wrote during the overlap, and the resource took it
-		{plain, holds(0), "overlap/both-valid"},     // no fencing: the grants are the promise
+		{fenced, holds(0), ""},                              // untouched since the newer grant
+		{fenced, holds(7000), ""},                           // its last access came before it
+		{fenced, holds(7100), "overlap/both-valid"},         // it wrote during the overlap, and the newer holder never accessed
+		{plain, holds(0), "overlap/both-valid"},             // no fencing: the grants are the promise
+		{fenced, touched(7300, 7400), ""},                   // every accepted access came before the newer holder's first
+		{fenced, touched(7200, 7250), ""},                   // the one after it was refused
+		{fenced, touched(7300, 7250), "overlap/both-valid"}, // accepted after the newer holder's first (a constant token)
+		{fenced, touched(7300, 7300), "overlap/both-valid"}, // at the same instant: no order to trust
+		{plain, touched(7300, 7400), "overlap/both-valid"},
 	} {
 		if got := ids(Fingerprints(c.res, c.info, time.Second)); got != c.want {
-			t.Errorf("%s, last access %d: %q, want %q", c.info.Name, c.res.Holds[0].LastAccess, got, c.want)
+			t.Errorf("%s, last access %d, last accepted %d, newer's first %d: %q, want %q", c.info.Name, c.res.Holds[0].LastAccess,
+				c.res.Holds[0].LastAccepted, c.res.Holds[1].FirstAccess, got, c.want)
 		}
 	}
 	// Nobody granted while the nodes were down: stuck only if the lock

@@ -136,22 +136,39 @@ func excusedStale(info lockimpl.Info, f checker.Finding) bool {
 // excusedUntouched says whether an overlap is one a lock that claims
 // fencing never promised to prevent: under a fault, the older holder's
 // lease was granted again (a node's clock jumped and expired its key
-// early) and the older holder did not touch the resource once the newer
-// grant existed. A fencing lock promises the resource, not the grants:
-// the newer token is larger, so the resource would refuse the older
-// holder, and nothing of it reached the resource to refuse (an access
-// after the newer grant, refused or not, is the checker's to judge: a
-// refused one is "fenced", an accepted write an overlap). Before this, a
-// false-alarm hunt of `fenced` reported a node clock jump of +3 s as an
-// overlap although the older holder's next step found its lock gone.
+// early, or the older holder was stopped past its validity) and nothing
+// the older holder did reached the resource once the resource could know
+// of the newer grant. A fencing lock promises the resource, not the
+// grants: the resource refuses a token smaller than one it has seen, so
+// the older holder's accesses are harmless if none came after the newer
+// grant, or if every one the resource accepted came before the newer
+// holder's first access (the resource had not seen the larger token yet:
+// the writes reached it in token order, as fencing requires). An accepted
+// access of the older holder after the newer one's first is the checker's
+// overlap, reported. Before this, false-alarm hunts of `fenced` reported a
+// node clock jump of +3 s as an overlap although the older holder's next
+// step found its lock gone, and a client stopped 300 ms in its section
+// that wrote after its validity, before the next holder's first access.
 func excusedUntouched(info lockimpl.Info, res *checker.Result, f checker.Finding) bool {
 	if f.Class != checker.ClassOverlap || !slices.Contains(info.Caps, lockimpl.CapFencing) || len(f.Faults) == 0 || len(f.Leases) < 2 {
 		return false
 	}
-	for _, h := range res.Holds {
-		if h.Lease == f.Leases[0] {
-			return h.LastAccess < f.From
+	older, newer := holdOf(res, f.Leases[0]), holdOf(res, f.Leases[1])
+	if older == nil {
+		return false
+	}
+	if older.LastAccess < f.From {
+		return true
+	}
+	return newer != nil && newer.FirstAccess > 0 && older.LastAccepted < newer.FirstAccess
+}
+
+// holdOf is the hold of a lease in a result, nil if none.
+func holdOf(res *checker.Result, lease string) *checker.Hold {
+	for i := range res.Holds {
+		if res.Holds[i].Lease == lease {
+			return &res.Holds[i]
 		}
 	}
-	return false
+	return nil
 }
