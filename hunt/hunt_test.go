@@ -611,3 +611,32 @@ func TestHuntOfEtcdGrants(t *testing.T) {
 		t.Fatalf("etcd's fault-free schedule: %d tried, %d inconclusive, findings %v; want one, judged, nothing found", len(res.Tried), res.Inconclusive, res.Findings)
 	}
 }
+
+// A script's EVAL and EVALSHA are one shape: an anchor drawn on it fires
+// on the EVALSHA a client sends once the node has the script (an anchor on
+// EVAL alone waited for a call that came once per node).
+func TestLearnJoinsAScriptsForms(t *testing.T) {
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, nil)
+	sp.learn([]resp.Shape{
+		{Client: "c1", Name: "EVALSHA", SHA: "ab", Key: "lock:*", Op: "acquire"},
+		{Client: "c1", Name: "EVAL", SHA: "ab", Key: "lock:*", Op: "acquire"},
+		{Client: "c2", Name: "EVALSHA", SHA: "cd", Key: "lock:*", Op: "release"},
+		{Client: "c2", Name: "GET", Key: "lock:*", Op: "release"},
+	})
+	want := []resp.Shape{
+		{Name: "EVAL|EVALSHA", SHA: "ab", Key: "lock:*", Op: "acquire"},
+		{Name: "EVAL|EVALSHA", SHA: "cd", Key: "lock:*", Op: "release"},
+		{Name: "GET", Key: "lock:*", Op: "release"},
+	}
+	if !slices.Equal(sp.Commands, want) {
+		t.Fatalf("learned %+v, want %+v", sp.Commands, want)
+	}
+	// The acquire sends one kind of command: no boundary inside it.
+	if in := innerShapes(sp.Commands); slices.ContainsFunc(in, func(s resp.Shape) bool { return s.Op == "acquire" }) {
+		t.Errorf("inner shapes %+v include the acquire's one script", in)
+	}
+	m := NewGenerator(sp, 1).anchor(sp.Commands[:1])
+	if got := m.Names(); !slices.Equal(got, []string{"EVAL", "EVALSHA"}) {
+		t.Errorf("an anchor on the acquire's script matches %v, want both forms", got)
+	}
+}
