@@ -115,6 +115,12 @@ func (g *Generator) Next() *Schedule {
 	if g.n == 1 {
 		return s
 	}
+	if sp.restartsCold() && g.chance(coldRestart) {
+		s.Topology.Persistence = "none"
+		s.WhileFree = true
+		s.Events = []Event{{Fault: "kill", Target: lockfault.TargetAll, Params: map[string]string{"restart": "0s"}}}
+		return s
+	}
 	nf := 1 + g.rng.IntN(3)
 	if shapes := g.shapesFor(s.Workload); len(shapes) > 0 && g.chance(anchored) {
 		s.Anchor = g.anchor(shapes)
@@ -160,6 +166,24 @@ func (g *Generator) Next() *Schedule {
 	g.aimClockStep(s)
 	g.fitWorkload(s)
 	return s
+}
+
+// coldRestart is the share of a fencing lock's schedules (after the
+// first) whose nodes keep nothing on disk and are killed and restarted
+// while nobody holds the lock (restartsCold): they lose no grant, only
+// what the lock keeps beside its keys. Fencing tokens must still grow
+// (fencing/node-restart): a lock that counts them in a node's memory
+// starts again from 1, and the resource refuses its new holders. The
+// hunt's other schedules keep every write (appendfsync always), where no
+// restart loses anything.
+const coldRestart = 0.1
+
+// restartsCold: the lock claims fencing, runs on Redis, and its known
+// limits leave node kills in the space (a lock whose tokens do not
+// survive a restart says node-restart, as fenced's promise table does).
+// Only such a space draws cold restarts, so no other space's draws change.
+func (sp *Space) restartsCold() bool {
+	return sp.has(lockimpl.CapFencing) && sp.topologyKind() != lockfault.Etcd && slices.Contains(sp.Faults, "kill")
 }
 
 // Weights of the cycle's first fault, the one injected at the anchor (a

@@ -173,7 +173,9 @@ func TestGeneratorTrustsValidityUnderLatency(t *testing.T) {
 // one hunt of two): one schedule in 50 or more (5 in 2000 were before the
 // grant's reply became an anchor of its own).
 func TestGeneratorPausesInsideOperations(t *testing.T) {
-	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockfault.NeedsSingle, Caps: []string{lockimpl.CapExtend, lockimpl.CapFencing}}, []string{"node-clock"})
+	// A lock without fencing: a fencing lock's space gives one schedule in
+	// ten to cold restarts (TestGeneratorRestartsFencingLocksCold).
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockfault.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, []string{"node-clock"})
 	sp.Commands = []resp.Shape{{Name: "SET", Key: "lock:*", Op: "acquire"}, {Name: "GET", Key: "lock:*", Op: "release"},
 		{Name: "DEL", Key: "lock:*", Op: "release"}, {Name: "EVALSHA", Op: "extend"}}
 	g := NewGenerator(sp, 1)
@@ -638,5 +640,67 @@ func TestLearnJoinsAScriptsForms(t *testing.T) {
 	m := NewGenerator(sp, 1).anchor(sp.Commands[:1])
 	if got := m.Names(); !slices.Equal(got, []string{"EVAL", "EVALSHA"}) {
 		t.Errorf("an anchor on the acquire's script matches %v, want both forms", got)
+	}
+}
+
+// A fencing lock's tokens must keep growing when its nodes restart with
+// nothing on disk while the lock is free (broken-memory-fence counts them
+// in a node's memory and was out of the hunt's reach): one schedule in ten
+// of such a space restarts every node cold, and no other space draws it
+// (so their draws are as before).
+func TestGeneratorRestartsFencingLocksCold(t *testing.T) {
+	ctx := context.Background()
+	subj, err := runner.BuiltIn(ctx, "fenced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(sp *Space) (int, *Schedule) {
+		sp.Commands = sampleShapes()
+		g := NewGenerator(sp, 1)
+		n, last := 0, (*Schedule)(nil)
+		for i := 0; i < 500; i++ {
+			if s := g.Next(); s.WhileFree {
+				n++
+				last = s
+			}
+		}
+		return n, last
+	}
+	n, s := count(NewSpace(subj.Info, []string{"failover"}))
+	if n < 25 || n > 80 {
+		t.Fatalf("%d of 500 schedules of a fencing lock restart its nodes cold; want about one in ten", n)
+	}
+	if s.Topology.Persistence != "none" || s.Anchor != nil || len(s.Events) != 1 || s.Events[0].Fault != "kill" || s.Events[0].Target != "all" {
+		t.Fatalf("a cold restart: %+v", s)
+	}
+	sc := s.Compile(s.Name(), "fenced", []string{"safe"})
+	var steps []string
+	for _, st := range sc.Nemesis.Steps {
+		steps = append(steps, st.String())
+	}
+	if got := strings.Join(steps[:4], "; "); !strings.HasPrefix(got, "quiesce; fault kill on all") || !strings.Contains(got, "; resume; await grant") {
+		t.Errorf("a cold restart's cycle: %s", got)
+	}
+	data, err := sc.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := scenarios.Parse(s.Name()+".yaml", data)
+	if err != nil {
+		t.Fatalf("does not parse: %v\n%s", err, data)
+	}
+	if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
+		t.Fatalf("refused: %v\n%s", err, data)
+	}
+	if !strings.HasPrefix(s.Faults()[0], "while the lock is free: kill(all)") {
+		t.Errorf("described as %q", s.Faults()[0])
+	}
+	// Not for fenced as it ships (its promise table says node-restart), nor
+	// for a lock without fencing.
+	if n, _ := count(NewSpace(subj.Info, BuiltInLimits("fenced"))); n != 0 {
+		t.Errorf("fenced with its known limits drew %d cold restarts", n)
+	}
+	if n, _ := count(NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapExtend}}, nil)); n != 0 {
+		t.Errorf("a lock without fencing drew %d cold restarts", n)
 	}
 }

@@ -28,7 +28,11 @@ type Schedule struct {
 	Cycles  int
 	// Anchor starts each cycle: a grant (nil) or a command of the lock.
 	Anchor *scenarios.CommandMatch
-	Events []Event
+	// WhileFree: the cycle's faults come while nobody holds the lock
+	// (between its quiesce and its resume), then the cycle waits for a
+	// grant; Anchor is nil.
+	WhileFree bool
+	Events    []Event
 }
 
 // Event is one fault of the cycle: injected At after the anchor, healed
@@ -67,6 +71,9 @@ func (s *Schedule) Faults() []string {
 	out := make([]string, len(s.Events))
 	for i, e := range s.Events {
 		out[i] = e.String()
+	}
+	if s.WhileFree && len(out) > 0 {
+		out[0] = "while the lock is free: " + out[0]
 	}
 	if s.Anchor == nil {
 		return out
@@ -126,7 +133,8 @@ func (s *Schedule) Name() string {
 // Compile writes the schedule as a scenario (YAML) for lock: each cycle
 // waits for the lock to be free (quiesce, resume), for the anchor, then
 // injects and heals the faults on their timeline and lets the lock settle
-// for two TTLs.
+// for two TTLs. A cycle of faults while the lock is free injects them
+// before its resume and waits for a grant after it.
 func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenario {
 	sc := &scenarios.Scenario{
 		Name:        name,
@@ -144,13 +152,22 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 	n := &sc.Nemesis
 	n.Cycles = s.Cycles
 	n.Warmup = scenarios.Duration(300 * time.Millisecond)
-	n.Steps = append(n.Steps, scenarios.Step{Quiesce: true}, scenarios.Step{Resume: true})
+	n.Steps = append(n.Steps, scenarios.Step{Quiesce: true})
 	within := scenarios.Duration(4 * s.TTL)
-	if s.Anchor != nil {
-		m := *s.Anchor
-		n.Steps = append(n.Steps, scenarios.Step{Await: scenarios.AwaitCommand, Command: &m, Within: within})
-	} else {
-		n.Steps = append(n.Steps, scenarios.Step{Await: "grant", Within: within})
+	if s.WhileFree {
+		within += scenarios.Duration(s.span()) // the nodes come back first
+	}
+	start := func() {
+		n.Steps = append(n.Steps, scenarios.Step{Resume: true})
+		if s.Anchor != nil {
+			m := *s.Anchor
+			n.Steps = append(n.Steps, scenarios.Step{Await: scenarios.AwaitCommand, Command: &m, Within: within})
+		} else {
+			n.Steps = append(n.Steps, scenarios.Step{Await: "grant", Within: within})
+		}
+	}
+	if !s.WhileFree {
+		start()
 	}
 	type point struct {
 		at   time.Duration
@@ -176,6 +193,9 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 			continue
 		}
 		n.Steps = append(n.Steps, scenarios.Step{Fault: p.e.Fault, Target: p.e.Target, Params: p.e.Params})
+	}
+	if s.WhileFree {
+		start()
 	}
 	n.Steps = append(n.Steps, scenarios.Step{Sleep: scenarios.Duration(2 * s.TTL)}, scenarios.Step{Heal: "all"})
 	return sc
