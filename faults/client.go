@@ -26,12 +26,8 @@ func (crashClient) Inject(ctx context.Context, env Env, target string, p Params)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cls {
-		if err := c.Signal(syscall.SIGKILL); err != nil {
-			return nil, err
-		}
-	}
-	return nil, nil
+	_, err = applyClients(cls, func(c Client) error { return c.Signal(syscall.SIGKILL) }, nil)
+	return nil, err
 }
 
 type failpoint struct{}
@@ -45,15 +41,13 @@ func (failpoint) Inject(ctx context.Context, env Env, target string, p Params) (
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cls {
-		if err := c.Send(cmd); err != nil {
-			return nil, err
-		}
+	off := func(c Client) error { return c.Send(worker.Command{Cmd: "failpoint", Name: cmd.Name, Action: "off"}) }
+	cls, err = applyClients(cls, func(c Client) error { return c.Send(cmd) }, off)
+	if err != nil {
+		return nil, err
 	}
 	return func(context.Context) error {
-		for _, c := range cls {
-			c.Send(worker.Command{Cmd: "failpoint", Name: cmd.Name, Action: "off"}) // a dead client needs no disarming
-		}
+		healClients(cls, off) // a client that died since needs no disarming
 		return nil
 	}, nil
 }

@@ -93,10 +93,10 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 	set := func(offset time.Duration) error {
 		return healClients(cls, func(c Client) error { return c.Send(clockCommand(offset)) })
 	}
-	for _, c := range cls { // the first step reaches every client, or the fault fails
-		if err := c.Send(clockCommand(by)); err != nil {
-			return nil, err
-		}
+	// The first step reaches every live client, or the fault fails.
+	if cls, err = applyClients(cls, func(c Client) error { return c.Send(clockCommand(by)) },
+		func(c Client) error { return c.Send(clockCommand(0)) }); err != nil {
+		return nil, err
 	}
 	if every == 0 {
 		return func(context.Context) error { return set(0) }, nil

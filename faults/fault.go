@@ -58,6 +58,37 @@ type Client interface {
 // process the fault never touched.
 var ErrClientGone = errors.New("client process is gone")
 
+// applyClients applies a fault to each client with do, skipping the clients
+// whose process is gone (a crashed client waiting for its restart is
+// neither paused, stepped nor armed; a hunt drew a crash of c1 and then a
+// pause of "the others", c1 among them, and the run ended as a harness
+// failure). It returns the clients it reached. If do fails on one for
+// another reason, those reached are undone with undo (if any) and the
+// error is returned; if every client is gone, an error wrapping
+// ErrClientGone (the fault attacked nothing).
+func applyClients(cls []Client, do, undo func(Client) error) ([]Client, error) {
+	var reached []Client
+	var gone error
+	for _, c := range cls {
+		err := do(c)
+		switch {
+		case err == nil:
+			reached = append(reached, c)
+		case errors.Is(err, ErrClientGone):
+			gone = err
+		default:
+			if undo != nil {
+				healClients(reached, undo)
+			}
+			return nil, err
+		}
+	}
+	if len(reached) == 0 && gone != nil {
+		return nil, gone
+	}
+	return reached, nil
+}
+
 // healClients undoes a fault on each client with undo, skipping clients
 // that are gone; it returns the first other error.
 func healClients(cls []Client, undo func(Client) error) error {

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -321,4 +322,70 @@ func TestClientHealsSkipAGoneClient(t *testing.T) {
 			t.Errorf("%s on a gone client: no error", fault)
 		}
 	}
+}
+
+type clients []Client
+
+func (cs clients) env() Env { return manyClients{&env{}, cs} }
+
+type manyClients struct {
+	*env
+	cs clients
+}
+
+func (m manyClients) Clients(string) ([]Client, error) { return m.cs, nil }
+
+// A client fault on several clients reaches the live ones and skips one
+// that has crashed and is not back yet (a hunt drew crash-client(c1), then
+// pause-client(others) with c1 among the others: the run ended as a
+// harness failure); with every one gone, the fault fails with
+// ErrClientGone (the runner's not-exercised); any other failure undoes
+// the clients reached so far.
+func TestClientFaultsSkipGoneClients(t *testing.T) {
+	for _, fault := range []string{"pause-client", "clock-client", "crash-client", "failpoint"} {
+		p := Params{"by": "-1s", "name": "after-get", "action": "stop"}
+		f, _, _ := Get(fault)
+		dead := &goneClient{fakeClient: fakeClient{name: "c1"}, dead: true, err: fmt.Errorf("worker c1 is dead: %w", ErrClientGone)}
+		live := &recordingClient{name: "c2"}
+		h, err := f.Inject(context.Background(), clients{dead, live}.env(), "others", p)
+		if err != nil {
+			t.Fatalf("%s on a dead and a live client: %v", fault, err)
+		}
+		if len(live.calls) != 1 {
+			t.Errorf("%s: the live client got %v", fault, live.calls)
+		}
+		if h != nil {
+			if err := h(context.Background()); err != nil {
+				t.Errorf("%s: heal: %v", fault, err)
+			}
+		}
+		if _, err := f.Inject(context.Background(), clients{dead}.env(), "c1", p); !errors.Is(err, ErrClientGone) {
+			t.Errorf("%s on a dead client only: %v, want ErrClientGone", fault, err)
+		}
+		// c2 reached, then c3 fails: c2 is undone.
+		live = &recordingClient{name: "c2"}
+		broken := &goneClient{fakeClient: fakeClient{name: "c3"}, dead: true, err: errors.New("write |1: broken pipe")}
+		if _, err := f.Inject(context.Background(), clients{live, broken}.env(), "all", p); err == nil {
+			t.Errorf("%s: a client that fails for another reason: no error", fault)
+		}
+		if fault != "crash-client" && len(live.calls) != 2 {
+			t.Errorf("%s: the client reached before a failure was not undone: %v", fault, live.calls)
+		}
+	}
+}
+
+// recordingClient records each signal and command it gets.
+type recordingClient struct {
+	name  string
+	calls []string
+}
+
+func (r *recordingClient) Name() string { return r.name }
+func (r *recordingClient) Signal(s syscall.Signal) error {
+	r.calls = append(r.calls, s.String())
+	return nil
+}
+func (r *recordingClient) Send(c worker.Command) error {
+	r.calls = append(r.calls, c.Cmd+":"+c.Action)
+	return nil
 }

@@ -19,14 +19,12 @@ func (pauseClient) Inject(ctx context.Context, env Env, target string, p Params)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cls {
-		if err := c.Signal(syscall.SIGSTOP); err != nil {
-			return nil, err
-		}
+	cont := func(c Client) error { return c.Signal(syscall.SIGCONT) }
+	cls, err = applyClients(cls, func(c Client) error { return c.Signal(syscall.SIGSTOP) }, cont)
+	if err != nil {
+		return nil, err
 	}
-	return func(context.Context) error {
-		return healClients(cls, func(c Client) error { return c.Signal(syscall.SIGCONT) })
-	}, nil
+	return func(context.Context) error { return healClients(cls, cont) }, nil
 }
 
 type pauseNode struct{}

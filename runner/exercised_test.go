@@ -19,14 +19,19 @@ func parse(t *testing.T, yaml string) *Plan {
 	return plan(t, sc, nil, Overrides{})
 }
 
-// A failpoint the lock never reaches, and an await that times out, are
-// findings of the run (not-exercised, unavailable), not harness errors; the
+// A failpoint the lock never reaches, a client fault on a client that has
+// crashed, and an await that times out, are findings of the run (not-exercised, unavailable), not harness errors; the
 // run cannot be safe.
 func TestUnreachedFaultsAreFindings(t *testing.T) {
 	cases := []struct{ name, steps, want string }{
 		{"failpoint-never-hit", `
     - {fault: failpoint, target: c1, params: {name: after-setnx, action: crash}}   # single never hits after-setnx
     - {sleep: 500ms}`, checker.ClassNotExercised},
+		{"client-already-crashed", `
+    - {fault: crash-client, target: c1}
+    - {sleep: 300ms}
+    - {fault: pause-client, target: c1}   # c1 is dead and not restarted: the pause attacks nothing
+    - {sleep: 300ms}`, checker.ClassNotExercised},
 		{"await-times-out", `
     - {await: write, by: c2, within: 700ms}   # c2 never writes: hold 5s`, checker.ClassUnavailable},
 	}

@@ -180,9 +180,11 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		h, err := f.Inject(ctx, env{r}, target, faults.Params(st.Params))
 		if err != nil {
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
-			if errors.Is(err, errNoHolder) {
-				// The target did not exist when the step ran: the fault
-				// attacked nothing. A finding, not a harness failure.
+			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) {
+				// The target did not exist when the step ran (nobody held
+				// the lock, or every client it names had crashed and was
+				// not back yet): the fault attacked nothing. A finding,
+				// not a harness failure.
 				r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Cycle: e.Cycle,
 					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", r.sc.File, st.Line, st.String(), err)})
 				return errCycleOver
