@@ -494,7 +494,7 @@ func TestFingerprints(t *testing.T) {
 	jumped := checker.Finding{Class: "overlap", Kind: "both-valid", Leases: []string{"c1-16", "c2-18"}, From: 7046, To: 7644, Faults: []string{"clock-jump(primary)"}}
 	holds := func(last int64) *checker.Result {
 		return &checker.Result{Findings: []checker.Finding{jumped}, Holds: []checker.Hold{
-			{Process: "c1", Lease: "c1-16", Start: 7043, End: 7644, LastAccess: last, LastAccepted: last}, {Process: "c2", Lease: "c2-18", Start: 7046, End: 9045}}}
+			{Process: "c1", Lease: "c1-16", Fence: 2, Start: 7043, End: 7644, LastAccess: last, LastAccepted: last}, {Process: "c2", Lease: "c2-18", Fence: 3, Start: 7046, End: 9045}}}
 	}
 	// The newer holder's first access at first, the older holder's last
 	// accepted one at accepted (the false-alarm hunt of fenced, docker,
@@ -503,9 +503,19 @@ func TestFingerprints(t *testing.T) {
 	// then c2's fence 3, in order).
 	touched := func(accepted, first int64) *checker.Result {
 		r := holds(7300)
-		r.Holds[0].LastAccepted = accepted
-		r.Holds[1].FirstAccess = first
+		r.Holds[0].FirstAccess, r.Holds[0].LastAccepted = 7000, accepted
+		r.Holds[1].FirstAccess, r.Holds[1].LastAccepted = first, first+100
 		return r
+	}
+	sameToken := func(r *checker.Result) *checker.Result {
+		r.Holds[1].Fence = r.Holds[0].Fence
+		return r
+	}
+	reversed := func() *checker.Result {
+		return &checker.Result{Findings: []checker.Finding{{Class: "overlap", Kind: "both-valid", Leases: []string{"c2-34", "c1-32"}, From: 2651240133416, To: 2651240216419,
+			Faults: []string{"pause-client(c2)", "clock-jump(primary)", "pause-client(c1)"}}}, Holds: []checker.Hold{
+			{Process: "c2", Lease: "c2-34", Fence: 10, Start: 2650838259518, End: 2651735914479, FirstAccess: 2650838803061, LastAccess: 2651735700861, LastAccepted: 2651735700861},
+			{Process: "c1", Lease: "c1-32", Fence: 9, Start: 2651240133416, End: 2651240216419}}}
 	}
 	for _, c := range []struct {
 		info lockimpl.Info
@@ -514,13 +524,21 @@ func TestFingerprints(t *testing.T) {
 	}{
 		{fenced, holds(0), ""},                              // untouched since the newer grant
 		{fenced, holds(7000), ""},                           // its last access came before it
-		{fenced, holds(7100), "overlap/both-valid"},         // it wrote during the overlap, and the newer holder never accessed
+		{fenced, holds(7100), ""},                           // it wrote during the overlap, and the newer holder never accessed: nothing conflicted
 		{plain, holds(0), "overlap/both-valid"},             // no fencing: the grants are the promise
 		{fenced, touched(7300, 7400), ""},                   // every accepted access came before the newer holder's first
 		{fenced, touched(7200, 7250), ""},                   // the one after it was refused
-		{fenced, touched(7300, 7250), "overlap/both-valid"}, // accepted after the newer holder's first (a constant token)
+		{fenced, touched(7300, 7250), "overlap/both-valid"}, // accepted after the newer holder's first with a smaller token
 		{fenced, touched(7300, 7300), "overlap/both-valid"}, // at the same instant: no order to trust
 		{plain, touched(7300, 7400), "overlap/both-valid"},
+		{fenced, sameToken(touched(7300, 7250)), "overlap/both-valid"}, // the same token for both: the resource cannot tell them apart
+		{fenced, sameToken(touched(7200, 7250)), ""},                   // one after the other: an order the resource could keep
+		{fenced, sameToken(holds(0)), ""},
+		// The tokens the other way round (the false-alarm hunt of fenced,
+		// seed 5, schedule 9: c1, stopped 900 ms after its acquire's reply
+		// with fence 9, was granted after c2's fence 10 by the history's
+		// account, and released without touching the resource).
+		{fenced, reversed(), ""},
 	} {
 		if got := ids(Fingerprints(c.res, c.info, time.Second)); got != c.want {
 			t.Errorf("%s, last access %d, last accepted %d, newer's first %d: %q, want %q", c.info.Name, c.res.Holds[0].LastAccess,

@@ -134,33 +134,44 @@ func excusedStale(info lockimpl.Info, f checker.Finding) bool {
 }
 
 // excusedUntouched says whether an overlap is one a lock that claims
-// fencing never promised to prevent: under a fault, the older holder's
-// lease was granted again (a node's clock jumped and expired its key
-// early, or the older holder was stopped past its validity) and nothing
-// the older holder did reached the resource once the resource could know
-// of the newer grant. A fencing lock promises the resource, not the
-// grants: the resource refuses a token smaller than one it has seen, so
-// the older holder's accesses are harmless if none came after the newer
-// grant, or if every one the resource accepted came before the newer
-// holder's first access (the resource had not seen the larger token yet:
-// the writes reached it in token order, as fencing requires). An accepted
-// access of the older holder after the newer one's first is the checker's
-// overlap, reported. Before this, false-alarm hunts of `fenced` reported a
-// node clock jump of +3 s as an overlap although the older holder's next
-// step found its lock gone, and a client stopped 300 ms in its section
-// that wrote after its validity, before the next holder's first access.
+// fencing never promised to prevent: under a fault, two grants of the key
+// overlapped (a node's clock jumped and expired a key early, a holder was
+// stopped past its validity), and the accesses the resource accepted from
+// the two holders still came in an order fencing allows (see conflict). A
+// fencing lock promises the resource, not the grants: the resource
+// refuses a token smaller than one it has seen. Before this, false-alarm
+// hunts of `fenced` reported a node clock jump of +3 s as an overlap
+// although the older holder's next step found its lock gone; a client
+// stopped 300 ms in its section that wrote after its validity, before the
+// next holder's first access; and a client stopped 900 ms after its
+// acquire's reply (fence 9) whose key a clock jump expired, so that
+// another was granted fence 10 first and the stopped one, resuming,
+// released without touching the resource.
 func excusedUntouched(info lockimpl.Info, res *checker.Result, f checker.Finding) bool {
 	if f.Class != checker.ClassOverlap || !slices.Contains(info.Caps, lockimpl.CapFencing) || len(f.Faults) == 0 || len(f.Leases) < 2 {
 		return false
 	}
-	older, newer := holdOf(res, f.Leases[0]), holdOf(res, f.Leases[1])
-	if older == nil {
-		return false
+	a, b := holdOf(res, f.Leases[0]), holdOf(res, f.Leases[1])
+	return a != nil && b != nil && !conflict(a, b)
+}
+
+// conflict says whether the resource accepted the two holds' accesses in an
+// order fencing forbids: an access of the hold with the smaller token at
+// or after the other's first access, or, for the same token (a lock that
+// hands everyone one token, or none), accesses of each at or after the
+// other's first (interleaved: the resource could not order them). The
+// accesses of one before the other's first, and refused ones, are
+// harmless.
+func conflict(a, b *checker.Hold) bool {
+	aAfterB := b.FirstAccess > 0 && a.LastAccepted >= b.FirstAccess
+	bAfterA := a.FirstAccess > 0 && b.LastAccepted >= a.FirstAccess
+	switch {
+	case a.Fence < b.Fence:
+		return aAfterB
+	case b.Fence < a.Fence:
+		return bAfterA
 	}
-	if older.LastAccess < f.From {
-		return true
-	}
-	return newer != nil && newer.FirstAccess > 0 && older.LastAccepted < newer.FirstAccess
+	return aAfterB && bAfterA
 }
 
 // holdOf is the hold of a lease in a result, nil if none.
