@@ -38,10 +38,10 @@ func (f Fingerprint) ID() string {
 // Fingerprints are the violations of a result the hunt reports, one per
 // identity, minus what a lock without fencing cannot prevent (a client
 // acting after its own lease ran out, under a fault: a stale access; see
-// excusedStale) and what a lock with fencing does not promise (a lease
-// granted again under a fault while its older holder leaves the resource
-// alone; see excusedUntouched). A corruption that comes with an overlap is that overlap's
-// doing, not a violation of its own.
+// excusedStale) and what a lock with fencing does not promise (two grants
+// that overlapped under a fault while the resource took their accesses in
+// an order fencing allows; see excusedByFencing). A corruption that comes
+// with an overlap is that overlap's doing, not a violation of its own.
 func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []Fingerprint {
 	if res == nil {
 		return nil
@@ -53,7 +53,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []
 		if !slices.Contains(violations, f.Class) {
 			continue
 		}
-		if f.Class == checker.ClassOverlap && (excusedStale(info, f) || excusedUntouched(info, res, f)) {
+		if f.Class == checker.ClassOverlap && (excusedStale(info, f) || excusedByFencing(info, res, f)) {
 			continue
 		}
 		if f.Class == checker.ClassStuck && backSoonAfterFaults(res, f, ttl) {

@@ -133,7 +133,7 @@ func excusedStale(info lockimpl.Info, f checker.Finding) bool {
 	return f.Kind == "stale-access" && !slices.Contains(info.Caps, lockimpl.CapFencing) && len(f.Faults) > 0
 }
 
-// excusedUntouched says whether an overlap is one a lock that claims
+// excusedByFencing says whether an overlap is one a lock that claims
 // fencing never promised to prevent: under a fault, two grants of the key
 // overlapped (a node's clock jumped and expired a key early, a holder was
 // stopped past its validity), and the accesses the resource accepted from
@@ -147,7 +147,7 @@ func excusedStale(info lockimpl.Info, f checker.Finding) bool {
 // acquire's reply (fence 9) whose key a clock jump expired, so that
 // another was granted fence 10 first and the stopped one, resuming,
 // released without touching the resource.
-func excusedUntouched(info lockimpl.Info, res *checker.Result, f checker.Finding) bool {
+func excusedByFencing(info lockimpl.Info, res *checker.Result, f checker.Finding) bool {
 	if f.Class != checker.ClassOverlap || !slices.Contains(info.Caps, lockimpl.CapFencing) || len(f.Faults) == 0 || len(f.Leases) < 2 {
 		return false
 	}
