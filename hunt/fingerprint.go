@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/lockimpl"
 )
@@ -56,7 +57,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []
 		if f.Class == checker.ClassOverlap && (excusedStale(info, f) || excusedByFencing(info, res, f)) {
 			continue
 		}
-		if f.Class == checker.ClassStuck && backSoonAfterFaults(res, f, ttl) {
+		if f.Class == checker.ClassStuck && backSoonAfterFaults(res, f, info.Needs == lockfault.NeedsEtcd, ttl) {
 			continue
 		}
 		if f.Class == checker.ClassCorruption && overlaps {
@@ -88,7 +89,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []
 // stuck), so the slack is measured from the faults' actual end, as the
 // history recorded it. A lock that stays stuck once the faults are over
 // (a key without an expiry) is still reported.
-func backSoonAfterFaults(res *checker.Result, f checker.Finding, ttl time.Duration) bool {
+func backSoonAfterFaults(res *checker.Result, f checker.Finding, etcd bool, ttl time.Duration) bool {
 	var end int64
 	for _, w := range res.Faults {
 		if w.Start > f.To {
@@ -99,13 +100,37 @@ func backSoonAfterFaults(res *checker.Result, f checker.Finding, ttl time.Durati
 		}
 		end = max(end, w.End)
 	}
-	return end > 0 && f.To-end <= int64(stuckSlack(ttl))
+	return end > 0 && f.To-end <= int64(stuckSlack(etcd, ttl))
 }
 
 // stuckSlack is how long after its faults a lock may take to be granted
-// again before it counts as stuck: two TTLs (a key written just before the
-// faults ended expires) and a second.
-func stuckSlack(ttl time.Duration) time.Duration { return 2*ttl + time.Second }
+// again before it counts as stuck: two of its leases (a key written just
+// before the faults ended expires; see leaseBound) and a second.
+func stuckSlack(etcd bool, ttl time.Duration) time.Duration {
+	return 2*leaseBound(etcd, ttl) + time.Second
+}
+
+// leaseBound is how long a lock's lease outlives its holder's last renewal:
+// the TTL, except on etcd, which grants whole seconds and at least its
+// minimum lease TTL (etcdMinLease), and extends every lease by an election
+// timeout when a node becomes leader (a restarted node). A holder whose
+// release and revoke failed while etcd was down keeps the lock that long
+// once etcd is back: the false-alarm campaign's etcd seed 8 (TTL 1 s)
+// granted again 5.0 s after etcd came back, and was reported stuck.
+func leaseBound(etcd bool, ttl time.Duration) time.Duration {
+	if !etcd {
+		return ttl
+	}
+	whole := (ttl + time.Second - 1) / time.Second * time.Second
+	return max(whole, etcdMinLease) + etcdElection
+}
+
+// etcd's minimum lease TTL (3/2 of its election ticks, in whole seconds)
+// and its election timeout, with the defaults the nodes run with.
+const (
+	etcdMinLease = 2 * time.Second
+	etcdElection = time.Second
+)
 
 // faultKinds strips the targets from "pause-client(c1)".
 func faultKinds(fs []string) []string {

@@ -146,7 +146,7 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 		// The faults may stop every grant for as long as they last: only a
 		// lock that grants nothing for longer than that and two TTLs is
 		// stuck.
-		StuckAfter: scenarios.Duration(s.span() + stuckSlack(s.TTL)),
+		StuckAfter: scenarios.Duration(s.span() + stuckSlack(s.Topology.Kind == lockfault.Etcd, s.TTL)),
 	}
 	sc.Allow = []string{"unavailable", "not-exercised", "fenced"}
 	n := &sc.Nemesis
