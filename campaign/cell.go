@@ -131,16 +131,24 @@ func newCell(s Subject, it Item, exp Expectation, planned int, rs []*Result, rep
 		c.Observed = append(c.Observed, o)
 	}
 	slices.Sort(c.Observed)
-	c.Rate, c.Verdict = judge(exp, n, len(rs))
+	c.Rate, c.Verdict = judge(exp, n, len(rs), it.Kind == KindHunt)
 	return c
 }
 
-// judge applies the match rule (see MatchLowerBound).
-func judge(exp Expectation, n map[Outcome]int, runs int) (Rate, Verdict) {
+// judge applies the match rule (see MatchLowerBound). A hunt's cell
+// matches when every run of it showed the expected outcome: a hunt is
+// itself many schedules, and is run once per seed (a false-alarm
+// campaign's cells, each held once, all showed as differing).
+func judge(exp Expectation, n map[Outcome]int, runs int, hunt bool) (Rate, Verdict) {
 	r := NewRate(exp.Outcome, n[exp.Outcome], runs)
 	switch {
 	case runs == 0:
 		return r, NoRuns
+	case hunt:
+		if n[exp.Outcome] == runs {
+			return r, Matches
+		}
+		return r, Differs
 	case exp.Outcome == NotClaimed:
 		// Whether a lock claims a property is decided before anything
 		// runs: one run says it all, and every run must agree.

@@ -20,7 +20,7 @@ func (r *Report) markdown(links bool) string {
 	fmt.Fprintf(&b, "Definition `%s`, lockfault %s; %s.\n\n", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
 	fmt.Fprintf(&b, "%d cells: %d match, %d differ, %d not claimed, %d without a run. "+
 		"A cell matches when the 95 %% Wilson lower bound of its expected outcome's rate is at least %.2f "+
-		"(19 of 20 runs; no cell of fewer than %d runs can match). ✅ matches, ❌ differs, — not claimed, ⚠️ no run.\n\n",
+		"(19 of 20 runs; no cell of fewer than %d runs can match); a hunt's cell, when every run of it held. ✅ matches, ❌ differs, — not claimed, ⚠️ no run.\n\n",
 		len(r.Cells), r.Count(Matches), r.Count(Differs), r.Count(Unclaimed), r.Count(NoRuns), r.MatchLowerBound, MinRunsToMatch)
 	b.WriteString("| item |")
 	for _, k := range r.Subjects {

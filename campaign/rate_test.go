@@ -116,8 +116,27 @@ func TestJudge(t *testing.T) {
 		for _, k := range c.n {
 			runs += k
 		}
-		if _, got := judge(c.exp, c.n, runs); got != c.want {
+		if _, got := judge(c.exp, c.n, runs, false); got != c.want {
 			t.Errorf("%+v with %v: %s, want %s", c.exp, c.n, got, c.want)
+		}
+	}
+	// A hunt's cell: every run held, however few.
+	for _, c := range []struct {
+		n    map[Outcome]int
+		want Verdict
+	}{
+		{map[Outcome]int{Held: 1}, Matches},
+		{map[Outcome]int{Held: 3}, Matches},
+		{map[Outcome]int{Held: 19, Violated: 1}, Differs},
+		{map[Outcome]int{Held: 1, HarnessError: 1}, Differs},
+		{map[Outcome]int{}, NoRuns},
+	} {
+		runs := 0
+		for _, k := range c.n {
+			runs += k
+		}
+		if _, got := judge(Expectation{Held, SourceDefault}, c.n, runs, true); got != c.want {
+			t.Errorf("a hunt's cell with %v: %s, want %s", c.n, got, c.want)
 		}
 	}
 }
