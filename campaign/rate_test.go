@@ -112,11 +112,7 @@ func TestJudge(t *testing.T) {
 		{Expectation{Held, SourceDefault}, map[Outcome]int{}, NoRuns},
 	}
 	for _, c := range cases {
-		runs := 0
-		for _, k := range c.n {
-			runs += k
-		}
-		if _, got := judge(c.exp, c.n, runs, false); got != c.want {
+		if _, got := judge(c.exp, c.n, total(c.n), false); got != c.want {
 			t.Errorf("%+v with %v: %s, want %s", c.exp, c.n, got, c.want)
 		}
 	}
@@ -131,12 +127,17 @@ func TestJudge(t *testing.T) {
 		{map[Outcome]int{Held: 1, HarnessError: 1}, Differs},
 		{map[Outcome]int{}, NoRuns},
 	} {
-		runs := 0
-		for _, k := range c.n {
-			runs += k
-		}
-		if _, got := judge(Expectation{Held, SourceDefault}, c.n, runs, true); got != c.want {
+		if _, got := judge(Expectation{Held, SourceDefault}, c.n, total(c.n), true); got != c.want {
 			t.Errorf("a hunt's cell with %v: %s, want %s", c.n, got, c.want)
 		}
 	}
+}
+
+// total is the number of runs of a cell's outcome counts.
+func total(n map[Outcome]int) int {
+	runs := 0
+	for _, k := range n {
+		runs += k
+	}
+	return runs
 }

@@ -230,7 +230,8 @@ func Holds(events []history.Event) []Hold {
 	byLease := map[string]*open{}
 	var order []string
 	died := map[string][]int64{} // every death of each process, in time order (a restarted worker dies again)
-	lastAccess, firstAccess, lastAccepted := map[string]int64{}, map[string]int64{}, map[string]int64{}
+	type accesses struct{ first, last, lastAccepted int64 }
+	acc := map[string]*accesses{}
 	for _, e := range events {
 		switch {
 		case e.Kind == history.OK && e.Op == history.OpAcquire && e.Lease != "":
@@ -257,12 +258,14 @@ func Holds(events []history.Event) []Hold {
 			}
 		case e.Kind == history.Access:
 			if e.Lease != "" {
-				lastAccess[e.Lease] = e.Time
-				if _, ok := firstAccess[e.Lease]; !ok {
-					firstAccess[e.Lease] = e.Time
+				a := acc[e.Lease]
+				if a == nil {
+					a = &accesses{first: e.Time}
+					acc[e.Lease] = a
 				}
+				a.last = e.Time
 				if !e.Rejected {
-					lastAccepted[e.Lease] = e.Time
+					a.lastAccepted = e.Time
 				}
 			}
 		case e.Kind == history.Note && e.Op == "crashed":
@@ -287,7 +290,9 @@ func Holds(events []history.Event) []Hold {
 		if o.expires != 0 && o.expires < h.End {
 			h.End, h.EndReason = o.expires, "expired"
 		}
-		h.LastAccess, h.FirstAccess, h.LastAccepted = lastAccess[id], firstAccess[id], lastAccepted[id]
+		if a := acc[id]; a != nil {
+			h.FirstAccess, h.LastAccess, h.LastAccepted = a.first, a.last, a.lastAccepted
+		}
 		holds = append(holds, h)
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })

@@ -88,15 +88,16 @@ func (clockClient) Inject(ctx context.Context, env Env, target string, p Params)
 	if err != nil {
 		return nil, err
 	}
-	// set moves every client's clock to offset; a client that died since
-	// the fault began is skipped (its heal has nothing to undo either).
-	set := func(offset time.Duration) error {
-		return healClients(cls, func(c Client) error { return c.Send(clockCommand(offset)) })
-	}
 	// The first step reaches every live client, or the fault fails.
 	if cls, err = applyClients(cls, func(c Client) error { return c.Send(clockCommand(by)) },
 		func(c Client) error { return c.Send(clockCommand(0)) }); err != nil {
 		return nil, err
+	}
+	// set moves the clock of every client the step reached to offset; a
+	// client that died since is skipped (its heal has nothing to undo
+	// either).
+	set := func(offset time.Duration) error {
+		return healClients(cls, func(c Client) error { return c.Send(clockCommand(offset)) })
 	}
 	if every == 0 {
 		return func(context.Context) error { return set(0) }, nil
