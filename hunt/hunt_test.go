@@ -401,6 +401,47 @@ func TestShrinkerKeepsOnlyWhatMatters(t *testing.T) {
 	}
 }
 
+// A minimal scenario that reproduces in fewer than 9 of 10 runs gets the
+// cycles its measured rate says it needs (each cycle another chance), up
+// to MaxStableCycles, and is measured again; every rate is kept.
+func TestRateGetsTheCyclesItNeeds(t *testing.T) {
+	for _, c := range []struct{ got, of, cycles, want int }{
+		{6, 20, 2, 16},  // broken-extend-any-master: one cycle in six; 17 needed, capped
+		{10, 20, 2, 9},  // half the runs of 2 cycles: 9 for 95 %
+		{11, 20, 4, 16}, // 45 % missed with 4: 15.01 cycles
+		{0, 20, 2, 4},   // nothing to estimate from: twice the cycles
+		{17, 20, 2, 4},  // a high measurement: still twice
+		{3, 20, 8, 16},
+	} {
+		if got := stableCycles([2]int{c.got, c.of}, c.cycles); got != c.want {
+			t.Errorf("%d of %d with %d cycles: %d cycles next, want %d", c.got, c.of, c.cycles, got, c.want)
+		}
+	}
+
+	// A violation that shows in one run in three with 2 cycles, and in
+	// every run once it has 9 or more.
+	runs := 0
+	rule := func(sc *scenarios.Scenario) bool { return sc.Nemesis.Cycles >= 9 || runs%3 == 0 }
+	sp := &Space{Info: lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}}
+	f := &Finding{Fingerprint: Fingerprint{Class: checker.ClassOverlap, Kind: "both-valid"},
+		Original: &Schedule{Seed: 1, Index: 1, TTL: time.Second, Cycles: 2, Topology: scenarios.Topology{Kind: "standalone"},
+			Workload: scenarios.Workload{Clients: 2, Hold: scenarios.Duration(300 * time.Millisecond)},
+			Events:   []Event{{Fault: "pause-client", Target: "holder", Dur: 1500 * time.Millisecond}}}}
+	opt := Options{Runs: 1, NoShrink: true, Dir: t.TempDir()}
+	if err := opt.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if err := finish(context.Background(), sp, fakeExec(rule, &runs), opt, f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Minimal.Cycles != 16 || f.Rate != [2]int{20, 20} || len(f.Unstable) != 1 || f.Unstable[0] != "6 of 20 with 2 cycles" {
+		t.Errorf("%d cycles, rate %v, measured before %q; want 16 cycles, 20 of 20, after 6 of 20 with 2", f.Minimal.Cycles, f.Rate, f.Unstable)
+	}
+	if yaml, err := os.ReadFile(f.MinimalYAML); err != nil || !strings.Contains(string(yaml), "cycles: 16") {
+		t.Errorf("minimal.yaml (%v):\n%s", err, yaml)
+	}
+}
+
 // Bad input is refused before anything starts.
 func TestOptionsRefuseBadInput(t *testing.T) {
 	for _, o := range []Options{{}, {Runs: -1}, {Runs: MaxRuns + 1}, {Time: time.Millisecond}, {Runs: 1, Tries: MaxTries + 1},

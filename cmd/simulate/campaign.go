@@ -147,7 +147,7 @@ func cmdMerge(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "\nmerged %d of %d runs into %s\n", r.Done, r.Planned, *out)
 	switch {
 	case !r.Complete():
-		fmt.Fprintf(stderr, "simulate merge: incomplete: missing %s\n", strings.Join(r.Missing, ", "))
+		fmt.Fprintf(stderr, "simulate merge: incomplete: %s\n", r.CompletenessText())
 		return 2
 	case r.Count(campaign.Differs) > 0:
 		return 1

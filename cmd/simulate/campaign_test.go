@@ -86,6 +86,12 @@ func TestShardedCampaignMergesToTheUnshardedCells(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "merged", "campaign.json")); err != nil {
 		t.Errorf("the merge wrote no campaign.json: %v", err)
 	}
+	// Two shards of three: exit 2, and the reason names the missing one.
+	part := exec.Command(bin, "merge", "-out", filepath.Join(dir, "part"), filepath.Join(dir, "shard-1"), filepath.Join(dir, "shard-2"))
+	out, _ := part.CombinedOutput()
+	if part.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "incomplete: ") || !strings.Contains(string(out), "missing shards: [3/3]") {
+		t.Errorf("merging 2 of 3 shards: exit %d\n%s", part.ProcessState.ExitCode(), out)
+	}
 }
 
 // -worker-known reaches the definition: a known limit the hunt does not
