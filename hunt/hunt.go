@@ -229,14 +229,17 @@ func finish(ctx context.Context, sp *Space, exec Exec, opt Options, f *Finding) 
 		f.MinimalDir = f.OriginalDir
 	}
 	// The rate over RateRuns runs; a scenario that reproduces in fewer than
-	// 9 of 10 runs gets more cycles (each cycle is another chance: see
-	// stableCycles), up to MaxStableCycles, and is measured again: every
-	// rate tried is logged, the last one is the scenario's.
+	// 9 of 10 runs, but in some, gets more cycles (each cycle is another
+	// chance: see stableCycles), up to MaxStableCycles, and is measured
+	// again: every rate tried is logged, the last one is the scenario's. A
+	// scenario that never reproduced is reported with its 0, not run again
+	// with more cycles (a false-alarm hunt's flaky finding spent 40 minutes
+	// of 16-cycle runs on it).
 	for {
 		f.Rate = rate(ctx, sp, exec, opt, f)
 		fmt.Fprintf(opt.Log, "%s: minimal scenario (%d faults, was %d; %d cycles) reproduces in %d of %d runs\n",
 			f.Fingerprint.ID(), len(f.Minimal.Events), len(f.Original.Events), f.Minimal.Cycles, f.Rate[0], f.Rate[1])
-		if ctx.Err() != nil || f.Rate[1] == 0 || f.Rate[0]*10 >= f.Rate[1]*9 || f.Minimal.Cycles >= MaxStableCycles {
+		if ctx.Err() != nil || f.Rate[0] == 0 || f.Rate[0]*10 >= f.Rate[1]*9 || f.Minimal.Cycles >= MaxStableCycles {
 			break
 		}
 		f.Unstable = append(f.Unstable, fmt.Sprintf("%d of %d with %d cycles", f.Rate[0], f.Rate[1], f.Minimal.Cycles))
@@ -260,9 +263,8 @@ const MaxStableCycles = 16
 // of rate[1] runs of `cycles` cycles needs to reproduce in stableShare of
 // runs, if each cycle shows the violation on its own with the same
 // chance: a run of c cycles misses with (1-r)^(c/cycles), where r is the
-// measured rate. At least twice the cycles (a rate of 0, or a
-// measurement that happened to be high, still gets more chances), at
-// most MaxStableCycles. broken-extend-any-master's minimum reproduced in
+// measured rate. At least twice the cycles (a measurement that happened
+// to be high still gets more chances), at most MaxStableCycles. broken-extend-any-master's minimum reproduced in
 // 6 of 20 runs of 2 cycles, 11 of 4 and 14 of 8 (cycles doubled): about
 // one cycle in six shows it, so 16 cycles are needed for 19 of 20.
 func stableCycles(rate [2]int, cycles int) int {

@@ -409,7 +409,7 @@ func TestRateGetsTheCyclesItNeeds(t *testing.T) {
 		{6, 20, 2, 16},  // broken-extend-any-master: one cycle in six; 17 needed, capped
 		{10, 20, 2, 9},  // half the runs of 2 cycles: 9 for 95 %
 		{11, 20, 4, 16}, // 45 % missed with 4: 15.01 cycles
-		{0, 20, 2, 4},   // nothing to estimate from: twice the cycles
+		{0, 20, 2, 4},   // nothing to estimate from: twice the cycles (finish does not ask)
 		{17, 20, 2, 4},  // a high measurement: still twice
 		{3, 20, 8, 16},
 	} {
@@ -439,6 +439,16 @@ func TestRateGetsTheCyclesItNeeds(t *testing.T) {
 	}
 	if yaml, err := os.ReadFile(f.MinimalYAML); err != nil || !strings.Contains(string(yaml), "cycles: 16") {
 		t.Errorf("minimal.yaml (%v):\n%s", err, yaml)
+	}
+
+	// One that never reproduces is measured once: 0 of 20, its 2 cycles.
+	runs = 0
+	f = &Finding{Fingerprint: f.Fingerprint, Original: f.Original}
+	if err := finish(context.Background(), sp, fakeExec(func(*scenarios.Scenario) bool { return false }, &runs), opt, f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Minimal.Cycles != 2 || f.Rate != [2]int{0, 20} || runs != 20 || len(f.Unstable) != 0 {
+		t.Errorf("never reproduced: %d cycles, rate %v, %d runs, measured before %q; want 2 cycles, 0 of 20, 20 runs", f.Minimal.Cycles, f.Rate, runs, f.Unstable)
 	}
 }
 
