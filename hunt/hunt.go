@@ -234,7 +234,7 @@ func finish(ctx context.Context, sp *Space, exec Exec, opt Options, f *Finding) 
 	// again: every rate tried is logged, the last one is the scenario's. A
 	// scenario that never reproduced is reported with its 0, not run again
 	// with more cycles (a false-alarm hunt's flaky finding spent 40 minutes
-	// of 16-cycle runs on it).
+	// of 4- and 8-cycle runs on it).
 	for {
 		f.Rate = rate(ctx, sp, exec, opt, f)
 		fmt.Fprintf(opt.Log, "%s: minimal scenario (%d faults, was %d; %d cycles) reproduces in %d of %d runs\n",
@@ -263,10 +263,12 @@ const MaxStableCycles = 16
 // of rate[1] runs of `cycles` cycles needs to reproduce in stableShare of
 // runs, if each cycle shows the violation on its own with the same
 // chance: a run of c cycles misses with (1-r)^(c/cycles), where r is the
-// measured rate. At least twice the cycles (a measurement that happened
-// to be high still gets more chances), at most MaxStableCycles. broken-extend-any-master's minimum reproduced in
-// 6 of 20 runs of 2 cycles, 11 of 4 and 14 of 8 (cycles doubled): about
-// one cycle in six shows it, so 16 cycles are needed for 19 of 20.
+// measured rate (0 < r < 1: finish asks only then). At least twice the
+// cycles (a measurement that happened to be high still gets more
+// chances), at most MaxStableCycles. broken-extend-any-master's minimum
+// reproduced in 6 of 20 runs of 2 cycles, 11 of 4 and 14 of 8 (cycles
+// doubled): about one cycle in six shows it, so 16 cycles are needed for
+// 19 of 20.
 func stableCycles(rate [2]int, cycles int) int {
 	next := 2 * cycles
 	if rate[0] > 0 && rate[0] < rate[1] {
