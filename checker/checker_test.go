@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -195,6 +196,35 @@ func TestStuck(t *testing.T) {
 	}
 	if r.Stats.MaxUnavailable < int64(1900*time.Millisecond) {
 		t.Fatalf("max unavailable %v", time.Duration(r.Stats.MaxUnavailable))
+	}
+}
+
+// A stuck finding quotes the last slow-call note of each process inside
+// its stretch (what the waiting worker was doing), and none outside it.
+func TestStuckQuotesSlowCalls(t *testing.T) {
+	var h b
+	h.grant("c1", "c1-1", 0, 1, 0, 0) // no TTL: never expires
+	h.op++
+	h.add(history.Event{Time: 2 * ms, Kind: history.Note, Op: "crashed", Process: "c1"})
+	h.op++
+	h.add(history.Event{Time: 10 * ms, Kind: history.Invoke, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+	for _, n := range []struct {
+		at     int64
+		detail string
+	}{{5, "before the stretch"}, {700, "first"}, {1400, "c2 stopped"}} {
+		h.add(history.Event{Time: n.at * ms, Kind: history.Note, Op: history.NoteSlowCall, Process: "c2", Detail: n.detail})
+	}
+	h.add(history.Event{Time: 2000 * ms, Kind: history.Fail, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+	h.add(history.Event{Time: 2100 * ms, Kind: history.Note, Op: history.NoteSlowCall, Process: "c3", Detail: "after the stretch"})
+	r := Check(h.ev, Options{StuckAfter: 500 * time.Millisecond})
+	var got string
+	for _, f := range r.Findings {
+		if f.Class == ClassStuck {
+			got = f.Detail
+		}
+	}
+	if !strings.HasSuffix(got, "limit 500ms); c2 stopped") {
+		t.Errorf("stuck detail %q; want it to end with c2's last slow-call note only", got)
 	}
 }
 

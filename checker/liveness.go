@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/lockfault/lockfault/history"
@@ -109,7 +110,8 @@ func stuckPass(in *input) []Finding {
 		for _, g := range all[k] {
 			if d := time.Duration(g[1] - g[0]); d > limit {
 				out = append(out, Finding{Class: ClassStuck, Key: k, From: g[0], To: g[1],
-					Detail: fmt.Sprintf("nobody acquired the lock for %v although clients kept trying (limit %v)", d.Round(time.Millisecond), limit)})
+					Detail: fmt.Sprintf("nobody acquired the lock for %v although clients kept trying (limit %v)", d.Round(time.Millisecond), limit) +
+						slowCalls(in.events, g[0], g[1])})
 			}
 		}
 	}
@@ -127,4 +129,33 @@ func penalties(faults []Window, holds []Hold) []int64 {
 		}
 	}
 	return out
+}
+
+// maxSlowCallsQuoted bounds the slow-call notes a stuck finding quotes.
+const maxSlowCallsQuoted = 3
+
+// slowCalls quotes the last slow-call note of each process within [from,
+// to] (what its worker was doing while its call went unanswered: blocked,
+// or stopped), at most maxSlowCallsQuoted of them.
+func slowCalls(events []history.Event, from, to int64) string {
+	last := map[string]string{}
+	var order []string
+	for _, e := range events {
+		if e.Kind != history.Note || e.Op != history.NoteSlowCall || e.Time < from || e.Time > to {
+			continue
+		}
+		if _, ok := last[e.Process]; !ok {
+			order = append(order, e.Process)
+		}
+		last[e.Process] = e.Detail
+	}
+	var b strings.Builder
+	for i, p := range order {
+		if i == maxSlowCallsQuoted {
+			fmt.Fprintf(&b, "; and %d more", len(order)-i)
+			break
+		}
+		b.WriteString("; " + last[p])
+	}
+	return b.String()
 }

@@ -16,7 +16,10 @@ const (
 	NoteFailpointFired = "failpoint-fired" // an armed failpoint triggered: detail "<name> <action>"
 	// NoteStopping: the harness is about to kill this process (the heal of
 	// a clone-client stops the clone): its death is planned.
-	NoteStopping     = "stopping"
+	NoteStopping = "stopping"
+	// NoteSlowCall: a call of this process has had no reply for a while;
+	// the detail says what its worker was doing (a stuck finding quotes it).
+	NoteSlowCall     = "slow-call"
 	faultCrashClient = "crash-client" // SIGKILLs the target clients
 	faultCloneClient = "clone-client" // its heal kills the clone "<client>-clone"
 	actionCrash      = "crash"        // a failpoint action: the worker exits

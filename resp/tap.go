@@ -53,6 +53,13 @@ func Listen(reg *Registry, client, node, upstream string) (*Tap, error) {
 // Addr is the address clients connect to.
 func (t *Tap) Addr() string { return t.ln.Addr().String() }
 
+// Conns is how many connections the tap serves now.
+func (t *Tap) Conns() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.conns)
+}
+
 // Upstream is where new connections are forwarded.
 func (t *Tap) Upstream() string {
 	t.mu.Lock()

@@ -391,11 +391,32 @@ func (p *proc) waitStopped(timeout time.Duration) error {
 
 // threadsStopped reports whether every thread of pid is in the stopped state.
 func threadsStopped(pid int) bool {
+	ts := threads(pid, false)
+	for _, t := range ts {
+		if t.state != 'T' && t.state != 't' {
+			return false
+		}
+	}
+	return len(ts) > 0
+}
+
+// thread is one thread's state as /proc shows it (R running, S sleeping, D
+// uninterruptible, T stopped, t stopped by a tracer, Z zombie) and, when
+// asked for and readable (root), the kernel function it waits in (the top
+// of /proc/PID/task/TID/stack: pipe_write, futex_wait_queue, ...).
+type thread struct {
+	state byte
+	wait  string
+}
+
+// threads lists pid's threads; empty when the process is gone.
+func threads(pid int, wait bool) []thread {
 	dir := fmt.Sprintf("/proc/%d/task", pid)
 	tasks, err := os.ReadDir(dir)
-	if err != nil || len(tasks) == 0 {
-		return false
+	if err != nil {
+		return nil
 	}
+	var out []thread
 	for _, t := range tasks {
 		b, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
 		if err != nil {
@@ -403,11 +424,35 @@ func threadsStopped(pid int) bool {
 		}
 		// The state follows the command name, which is in parentheses.
 		i := bytes.LastIndexByte(b, ')')
-		if i < 0 || i+2 >= len(b) || (b[i+2] != 'T' && b[i+2] != 't') {
-			return false
+		if i < 0 || i+2 >= len(b) {
+			continue
 		}
+		th := thread{state: b[i+2]}
+		if wait {
+			th.wait = kernelWait(dir + "/" + t.Name() + "/stack")
+		}
+		out = append(out, th)
 	}
-	return true
+	return out
+}
+
+// kernelWait is the function at the top of a thread's kernel stack
+// ("[<0>] pipe_write+0x1e2/0x4a0" gives pipe_write), or "".
+func kernelWait(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var buf [256]byte
+	n, _ := io.ReadFull(f, buf[:])
+	line, _, _ := strings.Cut(string(buf[:n]), "\n")
+	_, fn, ok := strings.Cut(line, "] ")
+	if !ok {
+		return ""
+	}
+	fn, _, _ = strings.Cut(fn, "+")
+	return fn
 }
 
 // call sends an operation and waits for its reply. A worker that dies, or
@@ -427,18 +472,27 @@ func (p *proc) call(ctx context.Context, c worker.Command, timeout time.Duration
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case m := <-ch:
-		if m.Code == worker.CodeNotSupported && p.r != nil {
-			p.r.notExercised(p, c.Cmd+": "+m.Error)
+	start := time.Now()
+	slow := time.NewTicker(slowCallAfter)
+	defer slow.Stop()
+	for {
+		select {
+		case m := <-ch:
+			if m.Code == worker.CodeNotSupported && p.r != nil {
+				p.r.notExercised(p, c.Cmd+": "+m.Error)
+			}
+			return m, nil
+		case <-p.dead:
+			return worker.Message{}, errDead
+		case <-t.C:
+			return worker.Message{}, fmt.Errorf("no reply within %v", timeout)
+		case <-ctx.Done():
+			return worker.Message{}, ctx.Err()
+		case <-slow.C:
+			if p.r != nil {
+				p.r.slowCall(p, c, time.Since(start))
+			}
 		}
-		return m, nil
-	case <-p.dead:
-		return worker.Message{}, errDead
-	case <-t.C:
-		return worker.Message{}, fmt.Errorf("no reply within %v", timeout)
-	case <-ctx.Done():
-		return worker.Message{}, ctx.Err()
 	}
 }
 

@@ -55,8 +55,9 @@ type taps struct {
 	armed   *resp.Armed
 	// gate holds the trigger client's commands after a reply until the
 	// step after the await has ended (closeGate).
-	gate     *resp.Armed
-	gateOpen chan struct{}
+	gate       *resp.Armed
+	gateOpen   chan struct{}
+	gateClient string
 }
 
 func newTaps() *taps {
@@ -227,7 +228,7 @@ func (r *run) closeGate(client string) {
 		return
 	}
 	t.mu.Lock()
-	t.gate, t.gateOpen = g, open
+	t.gate, t.gateOpen, t.gateClient = g, open, client
 	t.mu.Unlock()
 }
 
@@ -239,7 +240,7 @@ func (t *taps) openGate() {
 	}
 	t.mu.Lock()
 	g, open := t.gate, t.gateOpen
-	t.gate, t.gateOpen = nil, nil
+	t.gate, t.gateOpen, t.gateClient = nil, nil, ""
 	t.mu.Unlock()
 	if g != nil {
 		g.Disarm()

@@ -1,0 +1,77 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault/history"
+)
+
+// A call without a reply for long is noted with the worker's state: the
+// holder paused by the nemesis shows as stopped, the client waiting for
+// the lock meanwhile as not stopped (a stuck finding can then tell a
+// blocked lock from a worker the harness left stopped).
+func TestSlowCallNotesTheWorkersState(t *testing.T) {
+	defer func(d time.Duration) { slowCallAfter = d }(slowCallAfter)
+	slowCallAfter = 400 * time.Millisecond
+	src := `
+name: slow-call
+topology: {kind: standalone}
+lock: {name: single, ttl: 3s, wait: 3s}
+workload: {clients: 2, hold: 300ms}
+nemesis:
+  cycles: 1
+  steps:
+    - {await: grant}
+    - {fault: pause-client, target: holder, for: 1500ms}
+expect: [safe]
+`
+	_, evs := runInline(t, "slow-call", src)
+	// The holder the pause stopped: the last client granted before it.
+	var paused string
+	for _, e := range evs {
+		if e.Kind == history.OK && e.Op == history.OpAcquire {
+			paused = e.Process
+		}
+		if e.Kind == history.FaultStart && e.Fault == "pause-client" {
+			break
+		}
+	}
+	if paused == "" {
+		t.Fatal("the pause never started")
+	}
+	stopped, other := 0, 0
+	for _, e := range evs {
+		if e.Kind != history.Note || e.Op != history.NoteSlowCall {
+			continue
+		}
+		t.Logf("%s: %s", e.Process, e.Detail)
+		if !strings.Contains(e.Detail, "without a reply for") || !strings.Contains(e.Detail, "threads:") {
+			t.Errorf("note %q names no duration or threads", e.Detail)
+		}
+		switch {
+		case e.Process == paused && strings.Contains(e.Detail, " stopped"):
+			stopped++
+		case e.Process != paused && !strings.Contains(e.Detail, "stopped"):
+			other++
+		}
+	}
+	if stopped == 0 {
+		t.Errorf("no slow-call note shows the paused %s stopped", paused)
+	}
+	if other == 0 {
+		t.Errorf("no slow-call note of the waiting client shows it not stopped")
+	}
+}
+
+func TestDescribeThreads(t *testing.T) {
+	got := describeThreads([]thread{{'S', "futex_wait_queue"}, {'S', "pipe_write"}, {'S', "futex_wait_queue"}, {'S', ""},
+		{'T', "do_signal_stop"}, {'X', ""}})
+	if want := "6 threads: 4 sleeping (futex_wait_queue 2, pipe_write 1), 1 stopped (do_signal_stop 1), 1 state X"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := describeThreads(nil); !strings.Contains(got, "gone") {
+		t.Errorf("no threads: %q", got)
+	}
+}
