@@ -13,6 +13,7 @@ import (
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
@@ -492,6 +493,15 @@ func TestInterruptedHuntKeepsItsFindings(t *testing.T) {
 	card, _ := os.ReadFile(filepath.Join(opt.Dir, "card.md"))
 	if !strings.Contains(string(card), "INTERRUPTED") || !strings.Contains(string(card), "overlap/both-valid") {
 		t.Errorf("the card of an interrupted hunt:\n%s", card)
+	}
+	// The reports index reads the hunt.json it wrote: one hunt, a failure.
+	sum, err := reports.WriteIndex(opt.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(sum.Path)
+	if sum.Hunts != 1 || sum.Failures != 1 || !strings.Contains(string(page), "INTERRUPTED; 1 violation: overlap/both-valid") {
+		t.Errorf("index of the hunt's folder: %+v\n%s", sum, page)
 	}
 
 	// Within budget: Runs schedules at most.

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -21,11 +22,12 @@ const FileIndex = "index.html"
 
 // IndexSummary says what WriteIndex found.
 type IndexSummary struct {
-	Path                   string
-	Runs, Cards, Campaigns int
+	Path                          string
+	Runs, Cards, Campaigns, Hunts int
 	// Failures counts the entries shown as failures (runs that did not
 	// match, cards with a violation or a harness error, campaigns with a
-	// cell that differs or with runs missing).
+	// cell that differs or with runs missing, hunts that found a violation
+	// or were interrupted).
 	Failures int
 	// Truncated: the scan stopped at MaxIndexEntries.
 	Truncated bool
@@ -33,8 +35,9 @@ type IndexSummary struct {
 
 // WriteIndex writes <root>/index.html: one static page (no server, no
 // external asset, no script needed to read it) listing every campaign
-// (campaign.json: its cells with rates), every report card (suite.json)
-// and every run (report.json) found under root, newest first, each with
+// (campaign.json: its cells with rates), every report card (suite.json),
+// every hunt (hunt.json, its runs folded into its row) and every other run
+// (report.json) found under root, newest first, each with
 // its outcome and a link to its own report. A checkbox, shown only when
 // scripts run, hides every row that is not a failure. Every string from
 // the files is escaped by html/template, and a Content-Security-Policy
@@ -49,15 +52,24 @@ func WriteIndex(root string) (IndexSummary, error) {
 	if err := indexTemplate.Execute(&b, v); err != nil {
 		return IndexSummary{}, err
 	}
+	// A temp file of its own, renamed over the page: shards and runs that
+	// share a reports folder rewrite it at the same time, and a reader sees
+	// one whole page or the other.
 	p := filepath.Join(root, FileIndex)
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+	tmp, err := os.CreateTemp(root, "."+FileIndex+"-*")
+	if err != nil {
 		return IndexSummary{}, err
 	}
-	if err := os.Rename(tmp, p); err != nil {
+	_, err = tmp.Write(b.Bytes())
+	err = errors.Join(err, tmp.Chmod(0o644), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), p)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
 		return IndexSummary{}, err
 	}
-	return IndexSummary{Path: p, Runs: len(d.Runs), Cards: len(d.Cards), Campaigns: len(d.Campaigns), Failures: v.Failures, Truncated: d.Truncated}, nil
+	return IndexSummary{Path: p, Runs: len(d.Runs), Cards: len(d.Cards), Campaigns: len(d.Campaigns), Hunts: len(d.Hunts), Failures: v.Failures, Truncated: d.Truncated}, nil
 }
 
 // The view the template renders: every value a plain string, formatted
@@ -71,6 +83,7 @@ type indexView struct {
 	CSP         string
 	Campaigns   []campaignView
 	Cards       []cardView
+	Hunts       []huntView
 	Runs        []runView
 }
 
@@ -124,6 +137,10 @@ func buildIndexView(d *indexData, now time.Time) *indexView {
 		v.Cards = append(v.Cards, cardView{Lock: c.Card.Lock, Worker: c.Card.Worker, Backend: c.Card.Backend, RunID: c.Card.RunID,
 			Started: when(c.Card.Started), Tally: c.Card.Tally(), Link: fileLink(c.Dir, FileSuiteHTML), Problem: c.Problem, Fail: c.Failed()})
 	}
+	slices.SortStableFunc(d.Hunts, func(a, b *indexHunt) int { return b.Hunt.Started.Compare(a.Hunt.Started) })
+	for _, h := range d.Hunts {
+		v.Hunts = append(v.Hunts, huntViewOf(h))
+	}
 	for _, r := range d.Runs {
 		rv := runView{Started: when(r.Started), Scenario: r.Scenario, Lock: r.Lock, Backend: r.Backend, Link: fileLink(r.Dir, FileHTML),
 			Expect: strings.Join(r.Expect, ", "), Finding: r.Finding, Problem: r.Problem, Fail: r.Failed()}
@@ -150,10 +167,14 @@ func buildIndexView(d *indexData, now time.Time) *indexView {
 	for _, c := range v.Cards {
 		v.Failures += b2i(c.Fail)
 	}
+	for _, h := range v.Hunts {
+		v.Failures += b2i(h.Fail)
+	}
 	for _, r := range v.Runs {
 		v.Failures += b2i(r.Fail)
 	}
-	v.Summary = fmt.Sprintf("%s, %s, %s; %s.", count(len(v.Campaigns), "campaign"), count(len(v.Cards), "report card"), count(len(v.Runs), "run"), count(v.Failures, "failure"))
+	v.Summary = fmt.Sprintf("%s, %s, %s, %s; %s.", count(len(v.Campaigns), "campaign"), count(len(v.Cards), "report card"),
+		count(len(v.Hunts), "hunt"), count(len(v.Runs), "run"), count(v.Failures, "failure"))
 	return v
 }
 

@@ -42,6 +42,12 @@ const indexPage = `<!DOCTYPE html>
 {{range .Cards}}<tr class="{{row .Fail}}"><td>{{.Started}}</td><td>{{.Lock}}</td><td>{{.Worker}}</td><td>{{.Backend}}</td><td class="v">{{if .Problem}}cannot read it: {{.Problem}}{{else}}{{.Tally}}{{end}}</td><td><a href="{{.Link}}">{{.RunID}}</a></td></tr>
 {{end}}</table>{{end}}
 
+<h2 id="hunts">Hunts</h2>
+{{if not .Hunts}}<p class="note">No hunt.json here (written by <code>simulate hunt</code>).</p>{{else}}<table>
+<tr><th>started</th><th>lock</th><th>seed</th><th>tried</th><th>result</th><th>card</th></tr>
+{{range .Hunts}}<tr class="{{row .Fail}}"><td>{{.Started}}</td><td>{{.Lock}}</td><td>{{.Seed}}</td><td>{{.Tried}}</td><td class="v">{{if .Problem}}cannot read it: {{.Problem}}{{else}}{{.Result}}{{end}}</td><td><a href="{{.Link}}">card.md</a></td></tr>
+{{end}}</table>{{end}}
+
 <h2 id="runs">Runs</h2>
 {{if not .Runs}}<p class="note">No report.json here (written by <code>simulate run</code>).</p>{{else}}<table>
 <tr><th>started</th><th>scenario</th><th>lock</th><th>backend</th><th>verdict (observed)</th><th>expected</th><th>matched</th><th>first finding</th><th>report</th></tr>

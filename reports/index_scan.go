@@ -80,13 +80,15 @@ type indexData struct {
 	Runs      []*indexRun
 	Cards     []*indexCard
 	Campaigns []*indexCampaign
+	Hunts     []*indexHunt
 	// Truncated: the scan stopped at MaxIndexEntries.
 	Truncated bool
 }
 
 // scanIndex walks root (not following symbolic links, at most
-// MaxIndexDepth folders deep) and reads every report.json, suite.json and
-// campaign.json it finds, each within its bound.
+// MaxIndexDepth folders deep) and reads every report.json, suite.json,
+// campaign.json and hunt.json it finds, each within its bound; the runs
+// under a hunt's folder count in the hunt's row.
 func scanIndex(root string) (*indexData, error) {
 	d := &indexData{}
 	n := 0
@@ -108,7 +110,7 @@ func scanIndex(root string) (*indexData, error) {
 			return nil
 		}
 		name := e.Name()
-		if name != FileJSON && name != FileSuiteJSON && name != campaign.FileJSON {
+		if name != FileJSON && name != FileSuiteJSON && name != campaign.FileJSON && name != FileHuntJSON {
 			return nil
 		}
 		if n++; n > MaxIndexEntries {
@@ -134,9 +136,16 @@ func scanIndex(root string) (*indexData, error) {
 				c.Problem, c.Report = err.Error(), &campaign.Report{}
 			}
 			d.Campaigns = append(d.Campaigns, c)
+		case FileHuntJSON:
+			h := &indexHunt{Dir: dir}
+			if h.Hunt, err = readIndexHunt(path); err != nil {
+				h.Problem = err.Error()
+			}
+			d.Hunts = append(d.Hunts, h)
 		}
 		return nil
 	})
+	foldHuntRuns(d)
 	return d, err
 }
 

@@ -75,6 +75,19 @@ func indexFixture(t *testing.T) string {
 	if err := rep.Write(filepath.Join(root, "campaigns", "nightly")); err != nil {
 		t.Fatal(err)
 	}
+	// A hunt that found a violation, one of its runs in its folder (folded
+	// into its row). Package hunt's tests index a hunt.json it wrote itself.
+	hdir := filepath.Join(root, "hunt", "single", "h1")
+	ev, meta = raceHistory(), raceMeta()
+	meta.RunID = "hunt-run"
+	if err := Write(filepath.Join(hdir, "runs", "hunt-run"), meta, ev, check(t, ev, &meta)); err != nil {
+		t.Fatal(err)
+	}
+	hj := `{"Lock":"single","Seed":7,"Tried":[{},{},{}],"Inconclusive":1,"Started":"2025-01-05T00:00:00Z","Took":90000000000,
+"Findings":[{"Fingerprint":{"Class":"overlap","Kind":"both-valid"},"Original":{"Events":[{},{},{}]},"Minimal":{"Events":[{}]},"Rate":[19,20]}]}`
+	if err := os.WriteFile(filepath.Join(hdir, FileHuntJSON), []byte(hj), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return root
 }
 
@@ -84,8 +97,8 @@ func TestIndexListsEveryEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Runs != 2 || sum.Cards != 1 || sum.Campaigns != 1 || sum.Failures != 3 || sum.Truncated {
-		t.Fatalf("summary %+v: want 2 runs, 1 card, 1 campaign, 3 failures (a run, the card, the campaign)", sum)
+	if sum.Runs != 2 || sum.Cards != 1 || sum.Campaigns != 1 || sum.Hunts != 1 || sum.Failures != 4 || sum.Truncated {
+		t.Fatalf("summary %+v: want 2 runs (the hunt's own folded into it), 1 card, 1 campaign, 1 hunt, 4 failures (a run, the card, the campaign, the hunt)", sum)
 	}
 	page, _ := os.ReadFile(sum.Path)
 	for _, w := range []string{
@@ -93,6 +106,8 @@ func TestIndexListsEveryEntry(t *testing.T) {
 		`href="gc-pause/run-xss/report.md"`,
 		"held 17/20 (95 % CI 64–95 %)", "violated 3/20", "1 held, 1 violated",
 		"&lt;script&gt;alert(1)&lt;/script&gt;", "Content-Security-Policy", "single-setnx&#43;wait-replicas=1</td>",
+		`href="hunt/single/h1/card.md"`, "3 schedules (1 inconclusive) in 1m30s; 1 run",
+		"1 violation: overlap/both-valid (3 → 1 faults, reproduced 19 of 20)",
 	} {
 		if !strings.Contains(string(page), w) {
 			t.Errorf("index.html lacks %q", w)
@@ -156,7 +171,8 @@ func pageCheck(dom string) error {
 		errs = append(errs, errors.New("the client named <script>alert(1)</script> is not shown as text"))
 	}
 	for _, w := range []string{`<tr class="fail">`, `<tr class="ok">`, `<a href="gc-pause/run-xss/report.html">report</a>`,
-		`<a href="suite/single/card-1/suite.html">card-1</a>`, "<th>rate of the expected outcome</th>", "held 17/20 (95 % CI 64–95 %)"} {
+		`<a href="suite/single/card-1/suite.html">card-1</a>`, "<th>rate of the expected outcome</th>", "held 17/20 (95 % CI 64–95 %)",
+		`<a href="hunt/single/h1/card.md">card.md</a>`} {
 		if !strings.Contains(dom, w) {
 			errs = append(errs, fmt.Errorf("the DOM lacks %s", w))
 		}

@@ -192,8 +192,8 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// writeIndex rewrites <reports>/index.html after a run, card, campaign or
-// merge; a failure is said, never fatal.
+// writeIndex rewrites <reports>/index.html after a run, suite, cards,
+// claims, hunt, campaign or merge; a failure is said, never fatal.
 func writeIndex(root string, stderr io.Writer) {
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return

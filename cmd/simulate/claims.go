@@ -37,6 +37,7 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	defer writeIndex(opt.Run.ReportsDir, stderr)
 	rows := catalogue.Run(ctx, entries, opt, func(s string) { fmt.Fprintln(stdout, s) })
 	matched, err := catalogue.Write(*md, rows)
 	if err != nil {

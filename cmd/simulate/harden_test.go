@@ -383,4 +383,13 @@ func TestClosedStdoutDoesNotLeaveTheRunBehind(t *testing.T) {
 	if left := leftovers(tmp); len(left) > 0 {
 		t.Errorf("left behind after stdout closed: %v", left)
 	}
+	// The run rewrote the reports folder's index, which lists it, and left
+	// no temp file of the index behind.
+	page, err := os.ReadFile(filepath.Join(tmp, "reports", "index.html"))
+	if err != nil || !strings.Contains(string(page), "<td>master-failover</td>") {
+		t.Errorf("reports/index.html after the run (%v): lists no master-failover run", err)
+	}
+	if tmps, _ := filepath.Glob(filepath.Join(tmp, "reports", ".index.html-*")); len(tmps) > 0 {
+		t.Errorf("index temp files left: %v", tmps)
+	}
 }

@@ -37,6 +37,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	opt.Backend = *backend
 	ctx, stop := interruptible()
 	defer stop()
+	defer writeIndex(opt.ReportsDir, stderr)
 	sc, err := runner.Load(pos[0])
 	if err != nil {
 		fmt.Fprintln(stderr, err)

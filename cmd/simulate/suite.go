@@ -57,6 +57,7 @@ func cmdSuite(args []string, stdout, stderr io.Writer) int {
 	if *listOnly {
 		return listProperties(f, *lock, stdout)
 	}
+	defer writeIndex(opt.Run.ReportsDir, stderr)
 	var err error
 	if opt.Extra, err = suite.LoadExtra(list(*extra)); err != nil { // read before anything starts
 		return f.fail("%v", err)
@@ -177,6 +178,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	defer writeIndex(opt.Run.ReportsDir, stderr)
 	names := list(*locks)
 	if len(names) == 0 {
 		// Every shipped lock, each followed by its safety options on.
