@@ -500,7 +500,8 @@ func TestInterruptedHuntKeepsItsFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	page, _ := os.ReadFile(sum.Path)
-	if sum.Hunts != 1 || sum.Failures != 1 || !strings.Contains(string(page), "INTERRUPTED; 1 violation: overlap/both-valid") {
+	if sum.Hunts != 1 || sum.Failures != 1 || !strings.Contains(string(page), "INTERRUPTED; 1 violation: overlap/both-valid") ||
+		!strings.Contains(string(page), "No run here outside the hunts above") {
 		t.Errorf("index of the hunt's folder: %+v\n%s", sum, page)
 	}
 

@@ -49,7 +49,7 @@ const indexPage = `<!DOCTYPE html>
 {{end}}</table>{{end}}
 
 <h2 id="runs">Runs</h2>
-{{if not .Runs}}<p class="note">No report.json here (written by <code>simulate run</code>).</p>{{else}}<table>
+{{if not .Runs}}<p class="note">{{if .Hunts}}No run here outside the hunts above (their runs are counted in their rows).{{else}}No report.json here (written by <code>simulate run</code>).{{end}}</p>{{else}}<table>
 <tr><th>started</th><th>scenario</th><th>lock</th><th>backend</th><th>verdict (observed)</th><th>expected</th><th>matched</th><th>first finding</th><th>report</th></tr>
 {{range .Runs}}<tr class="{{row .Fail}}"><td>{{.Started}}</td><td>{{.Scenario}}</td><td>{{.Lock}}</td><td>{{.Backend}}</td><td>{{.Verdict}}</td><td>{{.Expect}}</td><td class="v">{{.Match}}</td><td>{{.Finding}}{{if .Problem}} <em>{{.Problem}}</em>{{end}}</td><td><a href="{{.Link}}">report</a></td></tr>
 {{end}}</table>{{end}}
