@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -47,37 +46,6 @@ type huntRecord struct {
 // be read.
 func (h *indexHunt) Failed() bool {
 	return h.Problem != "" || h.Hunt.Interrupted || len(h.Hunt.Findings) > 0
-}
-
-func readIndexHunt(p string) (huntRecord, error) {
-	var r huntRecord
-	b, cut, err := headOf(p, MaxIndexCampaign)
-	if err != nil {
-		return r, err
-	}
-	if cut {
-		return r, fmt.Errorf("%s is larger than %d MiB: not read", FileHuntJSON, MaxIndexCampaign>>20)
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("%s: %v", FileHuntJSON, err)
-	}
-	return r, nil
-}
-
-// foldHuntRuns moves the runs under a hunt's folder into its count.
-func foldHuntRuns(d *indexData) {
-	if len(d.Hunts) == 0 {
-		return
-	}
-	kept := d.Runs[:0]
-	for _, r := range d.Runs {
-		if h := huntOf(d.Hunts, r.Dir); h != nil {
-			h.Runs++
-			continue
-		}
-		kept = append(kept, r)
-	}
-	d.Runs = kept
 }
 
 // huntOf is the hunt whose folder holds dir, or nil.

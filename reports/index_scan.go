@@ -92,6 +92,7 @@ type indexData struct {
 func scanIndex(root string) (*indexData, error) {
 	d := &indexData{}
 	n := 0
+	var runs [][2]string // report.json paths and their folders
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -121,31 +122,40 @@ func scanIndex(root string) (*indexData, error) {
 		dir = filepath.ToSlash(dir)
 		switch name {
 		case FileJSON:
-			d.Runs = append(d.Runs, readIndexRun(path, dir))
+			runs = append(runs, [2]string{path, dir}) // read once the hunts are known
 		case FileSuiteJSON:
 			c := &indexCard{Dir: dir}
-			c.Card, err = readIndexCard(path)
+			c.Card, err = readIndexJSON[card.Card](path, FileSuiteJSON, MaxIndexRead)
 			if err != nil {
 				c.Problem, c.Card = err.Error(), &card.Card{}
 			}
 			d.Cards = append(d.Cards, c)
 		case campaign.FileJSON:
 			c := &indexCampaign{Dir: dir}
-			c.Report, err = readIndexCampaign(path)
+			c.Report, err = readIndexJSON[campaign.Report](path, campaign.FileJSON, MaxIndexCampaign)
 			if err != nil {
 				c.Problem, c.Report = err.Error(), &campaign.Report{}
 			}
 			d.Campaigns = append(d.Campaigns, c)
 		case FileHuntJSON:
 			h := &indexHunt{Dir: dir}
-			if h.Hunt, err = readIndexHunt(path); err != nil {
+			if rec, err := readIndexJSON[huntRecord](path, FileHuntJSON, MaxIndexCampaign); err != nil {
 				h.Problem = err.Error()
+			} else {
+				h.Hunt = *rec
 			}
 			d.Hunts = append(d.Hunts, h)
 		}
 		return nil
 	})
-	foldHuntRuns(d)
+	// A run in a hunt's folder is counted in the hunt's row, not read.
+	for _, r := range runs {
+		if h := huntOf(d.Hunts, r[1]); h != nil {
+			h.Runs++
+			continue
+		}
+		d.Runs = append(d.Runs, readIndexRun(r[0], r[1]))
+	}
 	return d, err
 }
 
@@ -287,34 +297,19 @@ func skipValue(dec *json.Decoder) error {
 	return dec.Decode(&v)
 }
 
-// readIndexCard reads a suite.json of at most MaxIndexRead bytes.
-func readIndexCard(path string) (*card.Card, error) {
-	data, cut, err := headOf(path, MaxIndexRead)
+// readIndexJSON decodes a suite.json, campaign.json or hunt.json (name)
+// of at most limit bytes into a T.
+func readIndexJSON[T any](path, name string, limit int64) (*T, error) {
+	data, cut, err := headOf(path, limit)
 	if err != nil {
 		return nil, err
 	}
 	if cut {
-		return nil, fmt.Errorf("%s: larger than %d bytes (allowed: at most %d)", FileSuiteJSON, MaxIndexRead, MaxIndexRead)
+		return nil, fmt.Errorf("%s: larger than %d bytes (allowed: at most %d)", name, limit, limit)
 	}
-	var c card.Card
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("%s: %v", FileSuiteJSON, err)
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
 	}
-	return &c, nil
-}
-
-// readIndexCampaign reads a campaign.json of at most MaxIndexCampaign bytes.
-func readIndexCampaign(path string) (*campaign.Report, error) {
-	data, cut, err := headOf(path, MaxIndexCampaign)
-	if err != nil {
-		return nil, err
-	}
-	if cut {
-		return nil, fmt.Errorf("%s: larger than %d bytes (allowed: at most %d)", campaign.FileJSON, MaxIndexCampaign, MaxIndexCampaign)
-	}
-	var r campaign.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %v", campaign.FileJSON, err)
-	}
-	return &r, nil
+	return &v, nil
 }

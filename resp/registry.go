@@ -44,6 +44,9 @@ type Armed struct {
 	released chan Release
 }
 
+// Client is the client the trigger watches ("" for every client).
+func (a *Armed) Client() string { return a.t.Client }
+
 // Arm validates t and arms it: its count of matches starts now.
 func (r *Registry) Arm(t Trigger) (*Armed, error) {
 	if err := t.Validate(); err != nil {

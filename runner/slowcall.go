@@ -93,12 +93,12 @@ func (t *taps) describe(client string) string {
 	defer t.mu.Unlock()
 	conns := 0
 	for key, tp := range t.taps {
-		if strings.HasPrefix(key, client+">") {
+		if strings.HasPrefix(key, tapKey(client, "")) {
 			conns += tp.Conns()
 		}
 	}
 	held := "not held"
-	if t.gate != nil && t.gateClient == client {
+	if t.gate != nil && t.gate.Client() == client {
 		held = "held after a reply (await: command at: after-reply)"
 	}
 	return fmt.Sprintf("its commands at the taps: %s; %d connections open through its taps", held, conns)

@@ -55,9 +55,8 @@ type taps struct {
 	armed   *resp.Armed
 	// gate holds the trigger client's commands after a reply until the
 	// step after the await has ended (closeGate).
-	gate       *resp.Armed
-	gateOpen   chan struct{}
-	gateClient string
+	gate     *resp.Armed
+	gateOpen chan struct{}
 }
 
 func newTaps() *taps {
@@ -77,7 +76,7 @@ func (r *run) usesTaps() bool {
 func (t *taps) addr(client, node, upstream string) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	key := client + ">" + node
+	key := tapKey(client, node)
 	if tp, ok := t.taps[key]; ok {
 		return tp.Addr(), nil
 	}
@@ -88,6 +87,9 @@ func (t *taps) addr(client, node, upstream string) (string, error) {
 	t.taps[key] = tp
 	return tp.Addr(), nil
 }
+
+// tapKey names the tap of a client's path to a node: "client>node".
+func tapKey(client, node string) string { return client + ">" + node }
 
 // setOp records the operation process proc, which reaches the nodes as
 // client, has in flight ("" when none).
@@ -228,7 +230,7 @@ func (r *run) closeGate(client string) {
 		return
 	}
 	t.mu.Lock()
-	t.gate, t.gateOpen, t.gateClient = g, open, client
+	t.gate, t.gateOpen = g, open
 	t.mu.Unlock()
 }
 
@@ -240,7 +242,7 @@ func (t *taps) openGate() {
 	}
 	t.mu.Lock()
 	g, open := t.gate, t.gateOpen
-	t.gate, t.gateOpen, t.gateClient = nil, nil, ""
+	t.gate, t.gateOpen = nil, nil
 	t.mu.Unlock()
 	if g != nil {
 		g.Disarm()
