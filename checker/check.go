@@ -82,6 +82,7 @@ func Check(events []history.Event, opt Options) *Result {
 	in.index()
 	r.Holds = in.holds
 	r.Faults = Faults(events)
+	r.Stalls = Stalls(events, r.Faults)
 	cycles := cycleStarts(events)
 	r.Stats = stats(events, r.Holds)
 	r.Stats.Cycles = len(cycles)

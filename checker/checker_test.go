@@ -199,6 +199,80 @@ func TestStuck(t *testing.T) {
 	}
 }
 
+// A stretch without a grant that is longer than the limit only with the
+// harness's own stalls in it (path-slow notes with no fault on) is unknown,
+// not stuck; stalls during a fault, or too short to explain the excess,
+// leave it stuck.
+func TestStuckIsNotChargedWithTheHarnessStalls(t *testing.T) {
+	stuckFor := func(notes []history.Event, faults [][2]int64) *Result {
+		var h b
+		h.grant("c1", "c1-1", 0, 1, 0, 0) // no TTL: never expires
+		h.op++
+		h.add(history.Event{Time: 2 * ms, Kind: history.Note, Op: "crashed", Process: "c1"})
+		for i := int64(0); i < 20; i++ { // c2 tries from 10 ms to 1,990 ms
+			h.op++
+			h.add(history.Event{Time: (10 + i*100) * ms, Kind: history.Invoke, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+			h.add(history.Event{Time: (10 + i*100 + 90) * ms, Kind: history.Fail, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+		}
+		for _, f := range faults {
+			h.add(history.Event{Time: f[0] * ms, Kind: history.FaultStart, Fault: "pause-node", Target: "n1"})
+			h.add(history.Event{Time: f[1] * ms, Kind: history.FaultEnd, Fault: "pause-node", Target: "n1"})
+		}
+		h.ev = append(h.ev, notes...)
+		return Check(h.ev, Options{StuckAfter: 1500 * time.Millisecond})
+	}
+	slow := func(target string, end, durMs int64) history.Event {
+		return history.Event{Time: end * ms, Kind: history.Note, Op: history.NotePathSlow, Target: target, DurationMs: durMs}
+	}
+	for _, c := range []struct {
+		name   string
+		notes  []history.Event
+		faults [][2]int64
+		want   string
+	}{
+		{"no stall", nil, nil, ClassStuck},
+		{"700 ms of stalls, two paths overlapping", []history.Event{slow("n1", 900, 400), slow("harness", 1000, 300), slow("n2", 1500, 200)}, nil, ClassUnknown},
+		{"300 ms of stalls", []history.Event{slow("n1", 900, 300)}, nil, ClassStuck},
+		{"600 ms of stalls, all during a fault", []history.Event{slow("n1", 1100, 600)}, [][2]int64{{400, 1200}}, ClassStuck},
+		{"600 ms of stalls, half during a fault", []history.Event{slow("n1", 1100, 600)}, [][2]int64{{400, 800}}, ClassStuck},
+		{"stalls outside the stretch", []history.Event{slow("n1", 2900, 900)}, nil, ClassStuck},
+	} {
+		r := stuckFor(c.notes, c.faults)
+		got := classes(r)
+		if !got[c.want] || (c.want == ClassUnknown && got[ClassStuck]) || (c.want == ClassStuck && got[ClassUnknown]) {
+			t.Errorf("%s: observed %v, want %s (findings %+v)", c.name, r.Observed, c.want, r.Findings)
+		}
+	}
+}
+
+// Stalls cuts the fault windows out of the path-slow notes; Stalled counts
+// overlapping stalls once.
+func TestStalls(t *testing.T) {
+	ev := []history.Event{
+		{Time: 1000 * ms, Kind: history.Note, Op: history.NotePathSlow, Target: "n1", DurationMs: 1000},
+		{Time: 1500 * ms, Kind: history.Note, Op: history.NotePathSlow, Target: "harness", DurationMs: 200},
+		{Time: 1600 * ms, Kind: history.Note, Op: "setup", DurationMs: 500}, // not a stall
+	}
+	faults := []Window{{Fault: "pause-node", Start: 200 * ms, End: 400 * ms}, {Fault: "kill", Start: 1400 * ms}}
+	got := Stalls(ev, faults)
+	want := [][2]int64{{0, 200 * ms}, {400 * ms, 1000 * ms}, {1300 * ms, 1400 * ms}}
+	if len(got) != len(want) {
+		t.Fatalf("stalls %+v, want %v", got, want)
+	}
+	for i, w := range got {
+		if w.Start != want[i][0] || w.End != want[i][1] || w.Fault != history.NotePathSlow {
+			t.Errorf("stall %d: %+v, want %v", i, w, want[i])
+		}
+	}
+	if s := Stalled(got, 100*ms, 1350*ms); s != 750*ms {
+		t.Errorf("stalled over 100..1350 ms: %v, want 750ms", time.Duration(s))
+	}
+	over := []Window{{Start: 0, End: 500 * ms}, {Start: 100 * ms, End: 300 * ms}, {Start: 400 * ms, End: 900 * ms}}
+	if s := Stalled(over, 0, 2000*ms); s != 900*ms {
+		t.Errorf("overlapping stalls: %v, want 900ms", time.Duration(s))
+	}
+}
+
 // A stuck finding quotes the last slow-call note of each process inside
 // its stretch (what the waiting worker was doing), and none outside it.
 func TestStuckQuotesSlowCalls(t *testing.T) {

@@ -98,7 +98,10 @@ func maxUnavailable(in *input) int64 {
 }
 
 // stuckPass reports, per key, every stretch longer than StuckAfter in which
-// clients kept trying and nobody held the lock.
+// clients kept trying and nobody held the lock. A stretch that is that long
+// only with the harness's own stalls in it (Result.Stalls: its path to the
+// nodes answered late with no fault on) is not the lock's to answer for:
+// its liveness is unknown.
 func stuckPass(in *input) []Finding {
 	if in.opt.StuckAfter <= 0 {
 		return nil
@@ -108,11 +111,21 @@ func stuckPass(in *input) []Finding {
 	all := gaps(in)
 	for _, k := range in.keys {
 		for _, g := range all[k] {
-			if d := time.Duration(g[1] - g[0]); d > limit {
-				out = append(out, Finding{Class: ClassStuck, Key: k, From: g[0], To: g[1],
-					Detail: fmt.Sprintf("nobody acquired the lock for %v although clients kept trying (limit %v)", d.Round(time.Millisecond), limit) +
-						slowCalls(in.events, g[0], g[1])})
+			d := time.Duration(g[1] - g[0])
+			if d <= limit {
+				continue
 			}
+			what := fmt.Sprintf("nobody acquired the lock for %v although clients kept trying (limit %v)", d.Round(time.Millisecond), limit)
+			s := time.Duration(Stalled(in.res.Stalls, g[0], g[1]))
+			if s > 0 {
+				what += fmt.Sprintf("; the harness's own path to the nodes stalled for %v of it with no fault on (path-slow notes)", s.Round(time.Millisecond))
+			}
+			if d-s <= limit {
+				out = append(out, Finding{Class: ClassUnknown, Key: k, From: g[0], To: g[1],
+					Detail: what + ": without those stalls the stretch is within the limit, so the lock's liveness cannot be judged"})
+				continue
+			}
+			out = append(out, Finding{Class: ClassStuck, Key: k, From: g[0], To: g[1], Detail: what + slowCalls(in.events, g[0], g[1])})
 		}
 	}
 	return out

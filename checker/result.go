@@ -123,6 +123,10 @@ type Result struct {
 	Findings     []Finding `json:"findings"`
 	Holds        []Hold    `json:"holds"`
 	Faults       []Window  `json:"faults"`
+	// Stalls are the stretches in which the harness's own path stalled
+	// with no fault on (see Stalls); a stuck stretch is not charged with
+	// them.
+	Stalls []Window `json:"stalls,omitempty"`
 	Stats        Stats     `json:"stats"`
 	Linearizable string    `json:"linearizable"` // Ok, Illegal, Unknown (porcupine's words)
 	// Evidence is what the run showed against what its scenario required

@@ -19,7 +19,12 @@ const (
 	NoteStopping = "stopping"
 	// NoteSlowCall: a call of this process has had no reply for a while;
 	// the detail says what its worker was doing (a stuck finding quotes it).
-	NoteSlowCall     = "slow-call"
+	NoteSlowCall = "slow-call"
+	// NotePathSlow: the harness's own path to a node (Target; "harness"
+	// for the harness's timer) took PathSlow or longer to answer, with or
+	// without a fault on, for DurationMs ending at the note's time. The
+	// checker does not charge a lock's liveness with such a stretch.
+	NotePathSlow     = "path-slow"
 	faultCrashClient = "crash-client" // SIGKILLs the target clients
 	faultCloneClient = "clone-client" // its heal kills the clone "<client>-clone"
 	actionCrash      = "crash"        // a failpoint action: the worker exits
@@ -31,6 +36,13 @@ const (
 // "crashed" note. The note follows the death within milliseconds; the
 // window leaves room for a loaded machine.
 const PlannedCrashWindow = 10 * time.Second
+
+// PathSlow: a probe of the harness's path to a node that took this long or
+// longer (or the harness's timer firing this late) is a stall of the path
+// (NotePathSlow). It is Redlock's per-node bound in the built-in redlock
+// lock, the shortest timeout of the built-in locks: a path this slow fails
+// every call of that lock with no fault on.
+const PathSlow = 50 * time.Millisecond
 
 // Evidence is what a history shows the lock was put through: per cycle of
 // the schedule and per key, how many grants, completed critical sections,

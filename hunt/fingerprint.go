@@ -57,7 +57,7 @@ func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []
 		if f.Class == checker.ClassOverlap && (excusedStale(info, f) || excusedByFencing(info, res, f)) {
 			continue
 		}
-		if f.Class == checker.ClassStuck && backSoonAfterFaults(res, f, info.Needs == lockfault.NeedsEtcd, ttl) {
+		if f.Class == checker.ClassStuck && stuckAfterFaults(res, f, info.Needs == lockfault.NeedsEtcd, ttl) != stuckNow {
 			continue
 		}
 		if f.Class == checker.ClassCorruption && overlaps {
@@ -78,29 +78,75 @@ func Fingerprints(res *checker.Result, info lockimpl.Info, ttl time.Duration) []
 	return out
 }
 
-// backSoonAfterFaults says whether a stretch in which nobody acquired the
-// lock ended within stuckSlack of the end of the faults that began before
-// it ended (or while one of them was still on): the lock came back as soon
-// as the nodes did. A schedule's stuck limit is its faults' planned span
-// plus stuckSlack (Schedule.Compile); a fault can keep a node down longer
-// than planned (a restart of a paused node waits for the pause to end,
-// then for the node to shut down and start: 4 s where 0 was planned, and
-// broken-extend-from-end's hunt reported the 5.1 s without a grant as
-// stuck), so the slack is measured from the faults' actual end, as the
-// history recorded it. A lock that stays stuck once the faults are over
-// (a key without an expiry) is still reported.
-func backSoonAfterFaults(res *checker.Result, f checker.Finding, etcd bool, ttl time.Duration) bool {
+// What a stuck finding is once the faults' actual end is known.
+type stuckness int
+
+const (
+	stuckNow      stuckness = iota // stuck: a violation
+	stuckExcused                   // back soon after the faults: held
+	stuckUnjudged                  // back soon after the faults but for the harness's own stalls: inconclusive
+)
+
+// stuckAfterFaults judges a stretch in which nobody acquired the lock
+// against the end of the faults that began before it ended: excused when it
+// ended within stuckSlack of that end (or while one of them was still on):
+// the lock came back as soon as the nodes did. A schedule's stuck limit is
+// its faults' planned span plus stuckSlack (Schedule.Compile); a fault can
+// keep a node down longer than planned (a restart of a paused node waits
+// for the pause to end, then for the node to shut down and start: 4 s
+// where 0 was planned, and broken-extend-from-end's hunt reported the
+// 5.1 s without a grant as stuck), so the slack is measured from the
+// faults' actual end, as the history recorded it. A lock that stays stuck
+// once the faults are over (a key without an expiry) is still reported,
+// unless it is within the slack with the harness's own stalls after that
+// end taken out (checker.Stalls): then nobody can say, and the run is
+// inconclusive (the docker false-alarm campaign's redlock seed 2, whose
+// per-node calls timed out with no fault on, was stuck 5.14 s after the
+// heal where 5.0 s is allowed).
+func stuckAfterFaults(res *checker.Result, f checker.Finding, etcd bool, ttl time.Duration) stuckness {
 	var end int64
 	for _, w := range res.Faults {
 		if w.Start > f.To {
 			continue
 		}
 		if w.End == 0 || w.End > f.To {
-			return true // a fault was still on when the stretch ended
+			return stuckExcused // a fault was still on when the stretch ended
 		}
 		end = max(end, w.End)
 	}
-	return end > 0 && f.To-end <= int64(stuckSlack(etcd, ttl))
+	if end == 0 {
+		return stuckNow
+	}
+	slack := int64(stuckSlack(etcd, ttl))
+	switch after := f.To - end; {
+	case after <= slack:
+		return stuckExcused
+	case after-checker.Stalled(res.Stalls, end, f.To) <= slack:
+		return stuckUnjudged
+	}
+	return stuckNow
+}
+
+// Unjudged says why a run whose result has no violation the hunt reports
+// proved nothing ("" when it did): a history the checker could not judge
+// (unknown observed, whatever else was), or a stuck stretch that only the
+// harness's own stalls made too long.
+func Unjudged(res *checker.Result, info lockimpl.Info, ttl time.Duration) string {
+	if res == nil {
+		return "no result"
+	}
+	for _, f := range res.Findings {
+		if f.Class == checker.ClassStuck && stuckAfterFaults(res, f, info.Needs == lockfault.NeedsEtcd, ttl) == stuckUnjudged {
+			return f.Detail + ": after the faults ended, within the slack but for the harness's own stalls (path-slow notes)"
+		}
+	}
+	if slices.Contains(res.Observed, checker.ClassUnknown) {
+		if res.Reason != "" {
+			return res.Reason
+		}
+		return "verdict unknown"
+	}
+	return ""
 }
 
 // stuckSlack is how long after its faults a lock may take to be granted

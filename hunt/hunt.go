@@ -176,12 +176,18 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 		if out != nil {
 			sp.learn(out.Commands)
 		}
-		if err != nil || out == nil || out.Result == nil || out.Result.Verdict == checker.ClassUnknown {
+		if err != nil || out == nil || out.Result == nil {
 			res.Inconclusive++
 			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, why(out, err))
 			continue
 		}
 		fps := Fingerprints(out.Result, sp.Info, s.TTL)
+		if u := Unjudged(out.Result, sp.Info, s.TTL); len(fps) == 0 && u != "" {
+			// Nothing found counts only if the run proved something.
+			res.Inconclusive++
+			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, u)
+			continue
+		}
 		fmt.Fprintf(opt.Log, "schedule %d: %s: %s\n", s.Index, verdictOf(fps), joinOr(s.Faults(), "no fault"))
 		for _, fp := range fps {
 			if found[fp.ID()] {

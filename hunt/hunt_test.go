@@ -631,6 +631,37 @@ func TestFingerprints(t *testing.T) {
 			t.Errorf("stuck until %v with faults %v: %q, want %q", time.Duration(c.to), c.faults, got, c.want)
 		}
 	}
+	// Stuck 4 s after the faults (the slack is 3 s with a 1 s TTL), but
+	// the harness's own path stalled for part of that with no fault on: a
+	// violation if the rest is still over the slack, else inconclusive
+	// (Unjudged says why), never held.
+	for _, c := range []struct {
+		stalls    []checker.Window
+		want, why string
+	}{
+		{nil, "stuck", ""},
+		{[]checker.Window{{Start: 9500 * s / 1000, End: 10 * s}}, "stuck", ""},
+		{[]checker.Window{{Start: 9500 * s / 1000, End: 10500 * s / 1000}, {Start: 10200 * s / 1000, End: 11 * s}}, "", "harness's own stalls"},
+		{[]checker.Window{{Start: 4 * s, End: 6 * s}}, "stuck", ""}, // before the faults ended
+	} {
+		f := stuck
+		f.To = 12947 * s / 1000
+		r := &checker.Result{Findings: []checker.Finding{f}, Faults: down, Stalls: c.stalls}
+		if got := ids(Fingerprints(r, plain, time.Second)); got != c.want {
+			t.Errorf("stuck 4 s after the faults, stalls %v: %q, want %q", c.stalls, got, c.want)
+		}
+		if got := Unjudged(r, plain, time.Second); !strings.Contains(got, c.why) || (c.why == "") != (got == "") {
+			t.Errorf("stuck 4 s after the faults, stalls %v: unjudged %q, want it to say %q", c.stalls, got, c.why)
+		}
+	}
+	// A run that observed unknown proved nothing, whatever else it
+	// observed that is not a violation.
+	if got := Unjudged(&checker.Result{Observed: []string{checker.ClassUnavailable, checker.ClassUnknown}, Reason: "cycle 1 proved nothing"}, plain, time.Second); got != "cycle 1 proved nothing" {
+		t.Errorf("unavailable and unknown: unjudged %q, want the checker's reason", got)
+	}
+	if got := Unjudged(&checker.Result{Observed: []string{checker.ClassUnavailable}}, plain, time.Second); got != "" {
+		t.Errorf("unavailable alone: unjudged %q, want nothing", got)
+	}
 	// etcd keeps a lease at least 2 s and extends it by an election timeout
 	// when it restarts: the false-alarm campaign's etcd seed 8 (TTL 1 s),
 	// whose holder's release and revoke failed while etcd was down, was

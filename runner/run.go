@@ -319,7 +319,14 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		}()
 	}
 	stopBound := r.boundEvents(ctx)
+	stopProbe := func() {}
+	if r.sc.StuckAfter > 0 {
+		// Liveness is judged: record the stalls of the harness's own path.
+		stopProbe = r.probePaths(ctx)
+		cleanups = append(cleanups, stopProbe)
+	}
 	nemErr := r.nemesis(ctx, meta)
+	stopProbe()
 	stopBound()
 	stopWorkload()
 	r.gate.open()

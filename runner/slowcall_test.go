@@ -75,3 +75,57 @@ func TestDescribeThreads(t *testing.T) {
 		t.Errorf("no threads: %q", got)
 	}
 }
+
+// The path probe notes a stall of the path to a node: a pause of the node
+// holds its PING for the pause's length. The note is there, on that node,
+// covering the pause; the checker does not count it as the harness's stall,
+// because a fault was on.
+func TestPathProbeNotesAStalledPath(t *testing.T) {
+	src := `
+name: path-probe
+topology: {kind: standalone}
+lock: {name: single, ttl: 2s, wait: 3s}
+workload: {clients: 2, hold: 100ms}
+stuck_after: 20s
+nemesis:
+  cycles: 1
+  steps:
+    - {await: grant}
+    - {fault: pause-node, target: primary, for: 800ms}
+    - {sleep: 500ms}
+expect: [safe]
+allow: [unavailable]
+`
+	out, evs := runInline(t, "path-probe", src)
+	var start, end int64
+	for _, e := range evs {
+		switch {
+		case e.Kind == history.FaultStart && e.Fault == "pause-node":
+			start = e.Time
+		case e.Kind == history.FaultEnd && e.Fault == "pause-node":
+			end = e.Time
+		}
+	}
+	if start == 0 || end == 0 {
+		t.Fatal("the pause never ran")
+	}
+	var covered bool
+	for _, e := range evs {
+		if e.Kind != history.Note || e.Op != history.NotePathSlow {
+			continue
+		}
+		t.Logf("%s (%d ms, ending %v after the pause began)", e.Detail, e.DurationMs, time.Duration(e.Time-start))
+		from := e.Time - e.DurationMs*int64(time.Millisecond)
+		if e.Target == "n1" && e.DurationMs >= 500 && from <= start+int64(300*time.Millisecond) && e.Time >= end-int64(300*time.Millisecond) {
+			covered = true
+		}
+	}
+	if !covered {
+		t.Errorf("no path-slow note on n1 covers the pause (%v long)", time.Duration(end-start))
+	}
+	for _, s := range out.Result.Stalls {
+		if s.Start < end && s.End > start {
+			t.Errorf("stall %+v counted inside the pause [%d, %d]", s, start, end)
+		}
+	}
+}
