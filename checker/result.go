@@ -118,17 +118,17 @@ type Stats struct {
 
 // Result is the checker's output.
 type Result struct {
-	Verdict      string    `json:"verdict"`
-	Observed     []string  `json:"observed"`
-	Findings     []Finding `json:"findings"`
-	Holds        []Hold    `json:"holds"`
-	Faults       []Window  `json:"faults"`
+	Verdict  string    `json:"verdict"`
+	Observed []string  `json:"observed"`
+	Findings []Finding `json:"findings"`
+	Holds    []Hold    `json:"holds"`
+	Faults   []Window  `json:"faults"`
 	// Stalls are the stretches in which the harness's own path stalled
 	// with no fault on (see Stalls); a stuck stretch is not charged with
 	// them.
-	Stalls []Window `json:"stalls,omitempty"`
-	Stats        Stats     `json:"stats"`
-	Linearizable string    `json:"linearizable"` // Ok, Illegal, Unknown (porcupine's words)
+	Stalls       []Window `json:"stalls,omitempty"`
+	Stats        Stats    `json:"stats"`
+	Linearizable string   `json:"linearizable"` // Ok, Illegal, Unknown (porcupine's words)
 	// Evidence is what the run showed against what its scenario required
 	// (nil when the check was not asked for).
 	Evidence *EvidenceSummary `json:"evidence,omitempty"`
