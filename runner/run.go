@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -68,13 +69,35 @@ func Code(o *Outcome, err error) int {
 	switch {
 	case err != nil || o == nil || o.Meta.Interrupted || o.Meta.Error != "":
 		return ExitHarness
-	case o.Result != nil && o.Result.Verdict == checker.ClassUnknown:
+	case Unjudged(o):
 		// The history cannot be judged: never a pass, never a plain miss.
 		return ExitHarness
 	case o.Meta.Matched:
 		return ExitMatch
 	}
 	return ExitNoMatch
+}
+
+// Unjudged reports whether a run's history could not be judged: its
+// verdict is unknown, or unknown is all that stands between what it
+// observed and what its scenario expects (unknown beside classes the
+// scenario allows: a cycle that proved nothing in a run whose other cycles
+// were unavailable, a stretch without a grant that the harness's own
+// stalls made too long).
+func Unjudged(o *Outcome) bool {
+	if o == nil || o.Result == nil {
+		return false
+	}
+	r := o.Result
+	if r.Verdict == checker.ClassUnknown {
+		return true
+	}
+	if o.Meta.Matched || !slices.Contains(r.Observed, checker.ClassUnknown) {
+		return false
+	}
+	rest := slices.DeleteFunc(slices.Clone(r.Observed), func(c string) bool { return c == checker.ClassUnknown })
+	ok, _ := checker.Match(rest, o.Meta.Expect, o.Meta.Allow)
+	return ok
 }
 
 type run struct {

@@ -13,8 +13,10 @@ import (
 // something the property forbids was seen as well (violated); a matched run
 // that reached it is held.
 func TestJudgeNotExercised(t *testing.T) {
-	plan := &runner.Plan{Scenario: &scenarios.Scenario{Expect: []string{checker.ClassSafe}}}
+	plan := &runner.Plan{Scenario: &scenarios.Scenario{Expect: []string{checker.ClassSafe}, Allow: []string{checker.ClassUnavailable}}}
 	ne := checker.Finding{Class: checker.ClassNotExercised}
+	unknown := checker.Finding{Class: checker.ClassUnknown, Detail: "the harness stalled"}
+	unavailable := checker.Finding{Class: checker.ClassUnavailable}
 	stuck := checker.Finding{Class: checker.ClassStuck}
 	for _, c := range []struct {
 		observed []string
@@ -26,6 +28,12 @@ func TestJudgeNotExercised(t *testing.T) {
 		{[]string{checker.ClassNotExercised}, []checker.Finding{ne}, true, card.Unknown},
 		{[]string{checker.ClassStuck, checker.ClassNotExercised}, []checker.Finding{stuck, ne}, false, card.Violated},
 		{nil, nil, true, card.Held},
+		// A stretch without a grant that only the harness's stalls made
+		// too long is unknown: beside an allowed class, still unknown;
+		// beside a forbidden one, violated.
+		{[]string{checker.ClassUnknown}, []checker.Finding{unknown}, false, card.Unknown},
+		{[]string{checker.ClassUnavailable, checker.ClassUnknown}, []checker.Finding{unavailable, unknown}, false, card.Unknown},
+		{[]string{checker.ClassStuck, checker.ClassUnknown}, []checker.Finding{stuck, unknown}, false, card.Violated},
 	} {
 		res := &checker.Result{Observed: c.observed, Findings: c.findings, CycleObserved: [][]string{c.observed}}
 		var row card.Row

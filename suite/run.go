@@ -197,8 +197,9 @@ func runRow(ctx context.Context, row card.Row, sc *scenarios.Scenario, subj runn
 
 // judge fills a property's row from its run's result: held when the run
 // matched and nothing of the schedule went unexercised; unknown when a part
-// of the schedule never reached the lock and nothing else was wrong; else
-// violated with what was seen that the property does not allow.
+// of the schedule never reached the lock, or part of the history could not
+// be judged (unknown beside an allowed class), and nothing else was wrong;
+// else violated with what was seen that the property does not allow.
 func judge(row *card.Row, plan *runner.Plan, res *checker.Result, matched bool, why string) {
 	sc := plan.Scenario
 	row.Observed = res.Observed
@@ -207,6 +208,7 @@ func judge(row *card.Row, plan *runner.Plan, res *checker.Result, matched bool, 
 	}
 	row.Cycles = len(res.CycleObserved)
 	notExercised := slices.Contains(res.Observed, checker.ClassNotExercised)
+	unjudged := slices.Contains(res.Observed, checker.ClassUnknown)
 	if matched && !notExercised {
 		row.Outcome = card.Held
 		return
@@ -216,12 +218,15 @@ func judge(row *card.Row, plan *runner.Plan, res *checker.Result, matched bool, 
 	for _, c := range append(slices.Clone(sc.Expect), sc.Allow...) {
 		allowed[c] = true
 	}
-	if notExercised {
-		allowed[checker.ClassNotExercised] = false
-		if matched || !slices.ContainsFunc(res.Observed, func(c string) bool { return c != checker.ClassNotExercised && !allowed[c] }) {
+	if notExercised || unjudged {
+		allowed[checker.ClassNotExercised], allowed[checker.ClassUnknown] = false, false
+		proofless := func(c string) bool { return c == checker.ClassNotExercised || c == checker.ClassUnknown }
+		if matched || !slices.ContainsFunc(res.Observed, func(c string) bool { return !proofless(c) && !allowed[c] }) {
 			// Nothing else went wrong: the schedule did not reach the lock
 			// (a step its API cannot express, a trigger that never fired),
-			// so the run proved nothing either way.
+			// or what it did cannot be judged (a stretch without a grant
+			// that the harness's own stalls made too long), so the run
+			// proved nothing either way.
 			row.Outcome = card.Unknown
 		}
 	}

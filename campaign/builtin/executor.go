@@ -10,7 +10,6 @@ import (
 
 	"github.com/lockfault/lockfault/campaign"
 	"github.com/lockfault/lockfault/card"
-	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -131,7 +130,7 @@ func (e *Executor) scenario(ctx context.Context, spec campaign.RunSpec, subj run
 					res.Outcome, res.Finding = campaign.NoMatch, oneLine(out.Meta.Why)
 				default:
 					res.Outcome, res.Finding = campaign.HarnessError, oneLine(out.Meta.Why)
-					if out.Result.Verdict == checker.ClassUnknown && out.Meta.Error == "" {
+					if runner.Unjudged(out) && out.Meta.Error == "" {
 						res.Outcome, res.Finding = campaign.Unknown, oneLine(out.Result.Reason)
 					}
 				}

@@ -128,7 +128,7 @@ func recheck(which string, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintln(stdout, out.Summary)
-	if out.Result.Verdict == checker.ClassUnknown {
+	if runner.Unjudged(out) {
 		// A history that cannot be judged is never a pass.
 		fmt.Fprintf(stderr, "simulate %s: the history cannot be judged: %s\n", which, out.Result.Reason)
 	}
