@@ -316,6 +316,9 @@ func statsSection(d *document, events []history.Event, r *checker.Result) {
 		{plain("longest time nobody held the lock while clients tried"), plain(dur(s.MaxUnavailable))},
 		{plain("availability penalty (fault start → next grant)"), plain(penaltyText(r))},
 	}
+	if len(r.Stalls) > 0 {
+		rows = append(rows, []cell{plain("the harness's own path stalled, no fault on (path-slow notes)"), plain(stallText(r.Stalls))})
+	}
 	writes := acceptedWrites(events)
 	val := fmt.Sprintf("%d, after %d accepted writes", s.FinalValue, writes)
 	tone := 0
@@ -343,6 +346,17 @@ func acceptedWrites(events []history.Event) int64 {
 		}
 	}
 	return n
+}
+
+// stallText sums the run's stalls: how many, how long together (counted
+// once where they overlap), the longest.
+func stallText(ws []checker.Window) string {
+	var mx, end int64
+	for _, w := range ws {
+		mx, end = max(mx, w.End-w.Start), max(end, w.End)
+	}
+	total := checker.Stalled(ws, ws[0].Start, end)
+	return fmt.Sprintf("%s, %s in all, the longest %s", plural(len(ws), "stall"), dur(total), dur(mx))
 }
 
 func penaltyText(r *checker.Result) string {

@@ -364,6 +364,30 @@ func TestWriteFencedCrashStuck(t *testing.T) {
 	checkPNG(t, filepath.Join(dir, FileTimeline), 1000, 250)
 }
 
+// The harness's stalls outside faults are a row of the statistics: how
+// many, how long together, the longest.
+func TestWriteShowsTheHarnessStalls(t *testing.T) {
+	var h hb
+	h.cycle(1, 0)
+	h.grant("c1", "c1-1", 0, 1, 2000, 33)
+	h.cs("c1", "c1-1", 2, 10, 0)
+	h.release("c1", "c1-1", 11)
+	h.fault("pause-node", "n1", 100, 400, 1)
+	for _, n := range [][2]int64{{300, 250}, {900, 300}, {1000, 200}} { // end, ms: 50 ms of the first is outside the pause
+		h.add(history.Event{Time: n[0] * ms, Kind: history.Note, Op: history.NotePathSlow, Target: "n1", DurationMs: n[1]})
+	}
+	meta := Meta{Scenario: "stalls", Lock: "single", Backend: "process", Expect: []string{checker.ClassSafe}}
+	res := check(t, h.ev, &meta)
+	dir := t.TempDir()
+	if err := Write(dir, meta, h.ev, res); err != nil {
+		t.Fatal(err)
+	}
+	md := string(nonEmpty(t, filepath.Join(dir, FileMarkdown)))
+	if want := "3 stalls, 450ms in all, the longest 300ms"; !strings.Contains(md, want) {
+		t.Errorf("report.md lacks %q", want)
+	}
+}
+
 // A long run draws every hold and still writes promptly.
 func TestWriteManyHolds(t *testing.T) {
 	var h hb
