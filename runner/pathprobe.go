@@ -50,7 +50,7 @@ func (r *run) probePaths(ctx context.Context) (stop func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer func() { recover() }() // the history may be closed if the run ended meanwhile
+			defer r.recoverInto(cancel)
 			st := &stalls{r: r, target: target, budget: budget}
 			defer st.flush()
 			next := time.Now()
