@@ -191,3 +191,26 @@ func mustRoot(t *testing.T) string {
 	}
 	return r
 }
+
+// A worker's death is seen only once every line it wrote before dying has
+// been dispatched: a crash failpoint's "fired", sent just before the crash,
+// must reach the history before the "crashed" note, or the planned crash
+// reads as the lock's process dying on its own. The worker here writes
+// 30,000 lines into the pipe at once and exits; its reader is still on
+// them when the process is reaped.
+func TestDeathWaitsForTheWorkersLastLines(t *testing.T) {
+	cmd, _ := script(t, `yes x | head -n 30000; exit 0`)
+	for i := 0; i < 3; i++ {
+		p, err := spawn(cmd, "c1", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-p.dead
+		select {
+		case <-p.readerDone:
+		default:
+			t.Errorf("try %d: the worker's death was seen before its last lines were read", i+1)
+		}
+		p.kill()
+	}
+}

@@ -20,6 +20,10 @@ import (
 	"github.com/lockfault/lockfault/worker"
 )
 
+// readerDrain bounds how long a dead worker's last lines may take to be
+// dispatched before its death is acted on.
+const readerDrain = 2 * time.Second
+
 // errDead means the worker process is gone.
 var errDead = errors.New("worker process died")
 
@@ -146,7 +150,21 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		}()
 		p.read(pr)
 	}()
-	go func() { cmd.Wait(); close(p.dead) }()
+	go func() {
+		cmd.Wait()
+		// Every line the worker wrote before it died is dispatched before
+		// its death is seen: a crash failpoint's "fired" (sent before the
+		// crash) must be in the history before the "crashed" note that
+		// follows from dead, or the planned crash reads as the lock's
+		// process dying on its own (crash/mid-acquire against the correct
+		// lock reported died under a load average of 10). The bound covers
+		// a descendant that keeps the pipe open.
+		select {
+		case <-p.readerDone:
+		case <-time.After(readerDrain):
+		}
+		close(p.dead)
+	}()
 	return p, nil
 }
 
