@@ -48,15 +48,15 @@ func (c *Cluster) ClientAddrs(client string) (map[string]string, error) {
 
 // ProbeAddrs creates (once) the harness's own proxy to every data node and
 // returns node name -> proxy address. The proxies are named as a client
-// called ProbeClient would have them; no workload has such a client, and
+// called probeClient would have them; no workload has such a client, and
 // network faults pick their proxies by the workload's client names, so no
 // fault is ever put on them: a probe through them measures the path a
 // client's traffic takes (toxiproxy, then the backend's port forwarding),
 // not the faults.
-func (c *Cluster) ProbeAddrs() (map[string]string, error) { return c.ClientAddrs(ProbeClient) }
+func (c *Cluster) ProbeAddrs() (map[string]string, error) { return c.ClientAddrs(probeClient) }
 
-// ProbeClient names the harness's path probe in proxy names ("probe>n1").
-const ProbeClient = "probe"
+// probeClient names the harness's path probe in proxy names ("probe>n1").
+const probeClient = "probe"
 
 // redisClient opens a direct admin connection to a node (not through any
 // proxy: the harness's control path is never faulted), authenticated with

@@ -176,13 +176,15 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 		if out != nil {
 			sp.learn(out.Commands)
 		}
-		if err != nil || out == nil || out.Result == nil {
-			res.Inconclusive++
-			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, why(out, err))
-			continue
+		var fps []Fingerprint
+		u := "no result"
+		if err != nil {
+			u = err.Error()
+		} else if out != nil {
+			fps = Fingerprints(out.Result, sp.Info, s.TTL)
+			u = Unjudged(out.Result, sp.Info, s.TTL)
 		}
-		fps := Fingerprints(out.Result, sp.Info, s.TTL)
-		if u := Unjudged(out.Result, sp.Info, s.TTL); len(fps) == 0 && u != "" {
+		if len(fps) == 0 && u != "" {
 			// Nothing found counts only if the run proved something.
 			res.Inconclusive++
 			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, u)
@@ -303,18 +305,6 @@ func rate(ctx context.Context, sp *Space, exec Exec, opt Options, f *Finding) [2
 		}
 	}
 	return r
-}
-
-func why(out *runner.Outcome, err error) string {
-	switch {
-	case err != nil:
-		return err.Error()
-	case out == nil || out.Result == nil:
-		return "no result"
-	case out.Result.Reason != "":
-		return out.Result.Reason
-	}
-	return "verdict unknown"
 }
 
 func verdictOf(fps []Fingerprint) string {

@@ -51,7 +51,7 @@ func (r *run) probePaths(ctx context.Context) (stop func()) {
 		go func() {
 			defer wg.Done()
 			defer r.recoverInto(cancel)
-			st := &stalls{r: r, target: target, budget: budget}
+			st := newStalls(r, target, ask == nil, budget)
 			defer st.flush()
 			next := time.Now()
 			for {
@@ -62,7 +62,7 @@ func (r *run) probePaths(ctx context.Context) (stop func()) {
 				woke := time.Now()
 				if ask == nil {
 					// The timer: how late it fired.
-					st.observe(next, woke, woke.Sub(next), "its timer fired %[2]v or more late %[1]d time(s), at worst %[3]v late")
+					st.observe(next, woke, woke.Sub(next))
 					continue
 				}
 				err := ask(ctx)
@@ -70,7 +70,7 @@ func (r *run) probePaths(ctx context.Context) (stop func()) {
 					return
 				}
 				took := time.Since(woke)
-				st.observe(woke, woke.Add(took), took, "%d probe(s) through its proxy took %v or more, the longest %v")
+				st.observe(woke, woke.Add(took), took)
 				if err != nil && took >= history.PathSlow {
 					st.failed = err.Error()
 				}
@@ -138,21 +138,32 @@ type stalls struct {
 	r        *run
 	target   string
 	budget   *atomic.Int64
+	subject  string // "the path to n1", "the harness"
+	what     string // a format of the count, PathSlow and the worst
 	from, to time.Time
 	n        int
 	worst    time.Duration
-	what     string // a format of the count, PathSlow and the worst
 	failed   string // the error of the stretch's last failed probe
 }
 
+// newStalls watches a node's path, or the harness's own timer.
+func newStalls(r *run, target string, timer bool, budget *atomic.Int64) *stalls {
+	s := &stalls{r: r, target: target, budget: budget, subject: "the path to " + target,
+		what: "%d probe(s) through its proxy took %v or more, the longest %v"}
+	if timer {
+		s.subject, s.what = "the harness", "its timer fired %[2]v or more late %[1]d time(s), at worst %[3]v late"
+	}
+	return s
+}
+
 // observe records one observation over [from, to] that took d.
-func (s *stalls) observe(from, to time.Time, d time.Duration, what string) {
+func (s *stalls) observe(from, to time.Time, d time.Duration) {
 	if d < history.PathSlow {
 		s.flush()
 		return
 	}
 	if s.n == 0 {
-		s.from, s.what = from, what
+		s.from = from
 	}
 	s.to = to
 	s.n++
@@ -171,13 +182,9 @@ func (s *stalls) flush() {
 	}
 	end := history.Now() - time.Since(to).Nanoseconds()
 	span := to.Sub(from)
-	subject := "the path to " + s.target
-	if s.target == "harness" {
-		subject = "the harness"
-	}
 	s.r.hist.Append(history.Event{Kind: history.Note, Op: history.NotePathSlow, Target: s.target, Time: end,
 		DurationMs: max(span.Milliseconds(), 1), Cycle: s.r.currentCycle(),
-		Detail: fmt.Sprintf("%s stalled for %v: ", subject, span.Round(time.Millisecond)) +
+		Detail: fmt.Sprintf("%s stalled for %v: ", s.subject, span.Round(time.Millisecond)) +
 			fmt.Sprintf(s.what, n, history.PathSlow, worst.Round(time.Millisecond)) + lastFailed(failed)})
 }
 
