@@ -279,7 +279,11 @@ func (n *procNode) startOnce(ctx context.Context) error {
 func checkRedisPid(ctx context.Context, addr, password string, want int) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
-		return err
+		// The port was listening a moment ago (waitListening) and now
+		// refuses or resets: another process's listener came and went
+		// there (CI: "connect: connection reset by peer" 0.08 s into a
+		// start). Not our node: move to another port.
+		return fmt.Errorf("%w: %s listened, then: %v", errPortTaken, addr, err)
 	}
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(2 * time.Second))
