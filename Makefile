@@ -47,8 +47,12 @@ deps:
 	$(GO) mod download
 	cd ext && $(GO) mod download
 
+# A build from a clean git tree names its commit (campaign shards and
+# their merge must agree on it, whatever folder each machine built in);
+# with local changes it is named by the binary's hash (runner/version.go).
+REVISION = $(shell git status --porcelain 2>/dev/null | grep -q . || git rev-parse HEAD 2>/dev/null)
 build: deps shim ext
-	$(GO) build -o $(BIN) ./cmd/simulate
+	$(GO) build -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
 
 # The published Go lock libraries' worker (its own module, ext/go.mod):
 #   ./bin/simulate suite -worker bin/lockfault-ext -lock rueidislock
@@ -109,13 +113,17 @@ cards: build image
 
 # How often each outcome comes back (campaigns/rates.yaml: every lock ×
 # every property × 20 runs), as a sharded campaign on this machine: SHARDS
-# processes at once, each its slice, then one merge into docs/RATES.md
-# (hours: docs/CAMPAIGNS.md spreads it over machines).
-SHARDS ?= 3
-rates: build image
-	rm -rf reports/rates && mkdir -p reports/rates
+# processes at once, each its slice, on the process backend unless
+# backend= names one, then one merge into docs/RATES.md. It takes hours:
+# a `make rates` stopped (Ctrl-C, a machine's end) continues where it
+# stopped when run again from the same commit's build (each shard resumes
+# from its results.jsonl); a build of another commit is refused by the
+# folder (`rm -rf reports/rates`). docs/CAMPAIGNS.md spreads it over machines.
+SHARDS ?= 4
+rates: build $(if $(filter docker,$(backend)),image)
+	mkdir -p reports/rates
 	@for i in $$(seq 1 $(SHARDS)); do \
-	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/rates/shard-$$i > reports/rates-shard-$$i.log 2>&1 & \
+	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(if $(filter auto,$(backend)),process,$(backend)) -shard $$i/$(SHARDS) -results reports/rates/shard-$$i >> reports/rates-shard-$$i.log 2>&1 & \
 	done; wait
 	./$(BIN) merge -out reports/rates/merged -summary docs/RATES.md reports/rates/shard-*
 
