@@ -17,7 +17,7 @@ func (r *Report) Summary() string { return r.markdown(false) }
 func (r *Report) markdown(links bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Campaign %s\n\n", md(r.Campaign))
-	fmt.Fprintf(&b, "Definition `%s`, lockfault %s; %s.\n\n", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
+	fmt.Fprintf(&b, "Definition `%s`, %s; %s.\n\n", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
 	fmt.Fprintf(&b, "%d cells: %d match, %d differ, %d not claimed, %d without a run. "+
 		"A cell matches when the 95 %% Wilson lower bound of its expected outcome's rate is at least %.2f "+
 		"(19 of 20 runs; no cell of fewer than %d runs can match); a hunt's cell, when every run of it held. ✅ matches, ❌ differs, — not claimed, ⚠️ no run.\n\n",

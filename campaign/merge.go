@@ -230,7 +230,7 @@ func readShardDir(dir string) (shardDir, error) {
 // sameCampaign refuses to merge shards of different campaigns, naming both.
 func sameCampaign(a, b shardDir) error {
 	desc := func(s shardDir) string {
-		return fmt.Sprintf("campaign %s, definition %s, lockfault %s: shard %s in %s", s.man.Campaign, ShortHash(s.man.DefinitionHash), s.man.Version, s.man.Shard, s.dir)
+		return fmt.Sprintf("campaign %s, definition %s, %s: shard %s in %s", s.man.Campaign, ShortHash(s.man.DefinitionHash), s.man.Version, s.man.Shard, s.dir)
 	}
 	switch {
 	case a.man.Version != b.man.Version:

@@ -75,7 +75,7 @@ func Run(ctx context.Context, def *Definition, shard Shard, exec Executor, dir s
 	m := newManifest(def, shard)
 	if old, err := ReadManifest(filepath.Join(dir, FileManifest)); err == nil {
 		if old.DefinitionHash != m.DefinitionHash || old.Shard != m.Shard {
-			return sum, fmt.Errorf("%s holds shard %s of campaign %s (definition %s, lockfault %s), not shard %s of %s (definition %s, lockfault %s): use another results folder",
+			return sum, fmt.Errorf("%s holds shard %s of campaign %s (definition %s, %s), not shard %s of %s (definition %s, %s): use another results folder",
 				dir, old.Shard, old.Campaign, ShortHash(old.DefinitionHash), old.Version, m.Shard, m.Campaign, ShortHash(m.DefinitionHash), m.Version)
 		}
 		m.Started = old.Started

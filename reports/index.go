@@ -120,7 +120,7 @@ func buildIndexView(d *indexData, now time.Time) *indexView {
 		cv := campaignView{Name: c.Report.Campaign, Link: fileLink(c.Dir, campaign.FileMarkdown), JUnit: fileLink(c.Dir, campaign.FileJUnit), Problem: c.Problem, Fail: c.Failed()}
 		if c.Problem == "" {
 			r := c.Report
-			cv.Summary = fmt.Sprintf("definition %s, lockfault %s; %s; %d cells: %d match, %d differ, %d not claimed, %d without a run",
+			cv.Summary = fmt.Sprintf("definition %s, %s; %s; %d cells: %d match, %d differ, %d not claimed, %d without a run",
 				campaign.ShortHash(r.DefinitionHash), r.Version, r.CompletenessText(), len(r.Cells),
 				r.Count(campaign.Matches), r.Count(campaign.Differs), r.Count(campaign.Unclaimed), r.Count(campaign.NoRuns))
 			for i, cell := range r.Cells {
