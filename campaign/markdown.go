@@ -69,16 +69,30 @@ func (r *Report) markdown(links bool) string {
 	}
 	b.WriteString("\n## Subjects\n\n")
 	for _, k := range r.Subjects {
-		v := "not declared"
-		for _, c := range r.Cells {
-			if c.Subject.Key == k && c.Subject.LibraryVersion != "" {
-				v = c.Subject.LibraryVersion
-				break
-			}
-		}
-		fmt.Fprintf(&b, "- `%s`: library version %s\n", md(k), md(v))
+		fmt.Fprintf(&b, "- `%s`: %s\n", md(k), r.subjectCode(k))
 	}
 	return b.String()
+}
+
+// subjectCode says whose code a subject's runs ran: the library version
+// its runs declared; a built-in lock that declares none is one of
+// lockfault's own algorithms (a library's always declares one); a worker
+// that declared none is said to.
+func (r *Report) subjectCode(key string) string {
+	builtin := false
+	for _, c := range r.Cells {
+		if c.Subject.Key != key {
+			continue
+		}
+		if c.Subject.LibraryVersion != "" {
+			return "library version " + md(c.Subject.LibraryVersion)
+		}
+		builtin = c.Subject.Worker == ""
+	}
+	if builtin {
+		return "lockfault's own algorithm (no library: its code is this lockfault version's)"
+	}
+	return "library version not declared"
 }
 
 func (c *Cell) markdownCell(links bool) string {
