@@ -113,7 +113,7 @@ cards: build image
 
 # How often each outcome comes back (campaigns/rates.yaml: every lock ×
 # every property × 20 runs), as a sharded campaign on this machine: SHARDS
-# processes at once, each its slice, on the process backend unless
+# processes at once, each its slice PARALLEL runs at a time, on the process backend unless
 # backend= names one, then one merge into docs/RATES.md. It takes hours:
 # a `make rates` stopped (Ctrl-C, a machine's end) continues where it
 # stopped when run again from the same commit's build (each shard resumes
@@ -123,10 +123,11 @@ cards: build image
 # with cells that differ from the promise table, still replaces it).
 # docs/CAMPAIGNS.md spreads it over machines.
 SHARDS ?= 4
+PARALLEL ?= 3
 rates: build $(if $(filter docker,$(backend)),image)
-	mkdir -p reports/rates
+	mkdir -p reports/rates/logs
 	@for i in $$(seq 1 $(SHARDS)); do \
-	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(if $(filter auto,$(backend)),process,$(backend)) -shard $$i/$(SHARDS) -results reports/rates/shard-$$i >> reports/rates-shard-$$i.log 2>&1 & \
+	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(if $(filter auto,$(backend)),process,$(backend)) -shard $$i/$(SHARDS) -parallel $(PARALLEL) -results reports/rates/shard-$$i >> reports/rates/logs/shard-$$i.log 2>&1 & \
 	done; wait
 	@./$(BIN) merge -out reports/rates/merged -summary reports/rates/RATES.md reports/rates/shard-*; rc=$$?; \
 	if [ $$rc -le 1 ]; then cp reports/rates/RATES.md docs/RATES.md && echo "docs/RATES.md rewritten"; fi; exit $$rc
