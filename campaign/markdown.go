@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Markdown is campaign.md: the cards table with rates (one row per item,
@@ -17,7 +18,15 @@ func (r *Report) Summary() string { return r.markdown(false) }
 func (r *Report) markdown(links bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Campaign %s\n\n", md(r.Campaign))
-	fmt.Fprintf(&b, "Definition `%s`, %s; %s.\n\n", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
+	fmt.Fprintf(&b, "Definition `%s`, %s; %s.", ShortHash(r.DefinitionHash), md(r.Version), r.CompletenessText())
+	if !r.FirstFinished.IsZero() {
+		fmt.Fprintf(&b, " Runs finished from %s to %s UTC; their wall times add up to %s.",
+			r.FirstFinished.UTC().Format("2006-01-02 15:04"), r.LastFinished.UTC().Format("2006-01-02 15:04"), r.RunWall.Round(time.Minute))
+	}
+	if n, k := r.expectedRuns(); n > 0 {
+		fmt.Fprintf(&b, " %d of the %d runs of claimed cells showed their cell's expected outcome.", k, n)
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "%d cells: %d match, %d differ, %d not claimed, %d without a run. "+
 		"A cell matches when the 95 %% Wilson lower bound of its expected outcome's rate is at least %.2f "+
 		"(19 of 20 runs; no cell of fewer than %d runs can match); a hunt's cell, when every run of it held. ✅ matches, ❌ differs, — not claimed, ⚠️ no run.\n\n",
@@ -67,11 +76,45 @@ func (r *Report) markdown(links bool) string {
 			b.WriteString("\n")
 		}
 	}
+	var missed []Cell
+	for _, c := range r.Cells {
+		if c.Verdict == Matches && c.Rate.K < c.Rate.N {
+			missed = append(missed, c)
+		}
+	}
+	if len(missed) > 0 {
+		b.WriteString("\n## Cells that match, with runs that did not show the expected outcome\n\n")
+		for _, c := range missed {
+			fmt.Fprintf(&b, "- **%s** × `%s:%s`: %s", md(c.Subject.Label), c.Item.Kind, md(c.Item.Name), md(c.Summary()))
+			if c.Finding != "" {
+				fmt.Fprintf(&b, ". First finding: %s", md(c.Finding))
+			}
+			for i, p := range c.Reports {
+				if links {
+					fmt.Fprintf(&b, " [report %d](%s)", i+1, mdLink(p))
+				}
+			}
+			b.WriteString("\n")
+		}
+	}
 	b.WriteString("\n## Subjects\n\n")
 	for _, k := range r.Subjects {
 		fmt.Fprintf(&b, "- `%s`: %s\n", md(k), r.subjectCode(k))
 	}
 	return b.String()
+}
+
+// expectedRuns counts the runs of cells with an expected outcome other
+// than not-claimed, and how many of them showed it.
+func (r *Report) expectedRuns() (n, k int) {
+	for _, c := range r.Cells {
+		if c.Expect.Outcome == NotClaimed || c.Verdict == Unclaimed {
+			continue
+		}
+		n += c.Rate.N
+		k += c.Rate.K
+	}
+	return n, k
 }
 
 // subjectCode says whose code a subject's runs ran: the library version

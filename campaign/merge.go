@@ -31,6 +31,11 @@ type Report struct {
 	Items           []RunItem `json:"items"`
 	Cells           []Cell    `json:"cells"`
 	MergedAt        time.Time `json:"merged_at"`
+	// FirstFinished and LastFinished bound when the merged runs ended;
+	// RunWall is the sum of their wall times (runs side by side overlap).
+	FirstFinished time.Time     `json:"first_finished,omitzero"`
+	LastFinished  time.Time     `json:"last_finished,omitzero"`
+	RunWall       time.Duration `json:"run_wall_ns,omitempty"`
 }
 
 // Complete reports whether every shard was merged and every run of it is
@@ -152,6 +157,15 @@ func Merge(dirs ...string) (*Report, error) {
 				reportOf[&l.Result] = filepath.Join(s.dir, filepath.FromSlash(r.Report))
 			}
 			rep.Done++
+			rep.RunWall += r.Wall
+			if f := r.Finished; !f.IsZero() {
+				if rep.FirstFinished.IsZero() || f.Before(rep.FirstFinished) {
+					rep.FirstFinished = f
+				}
+				if f.After(rep.LastFinished) {
+					rep.LastFinished = f
+				}
+			}
 		}
 		if got, want := len(lines), s.man.Assigned; got < want {
 			rep.Incomplete = append(rep.Incomplete, fmt.Sprintf("%s: %d of %d runs", s.man.Shard, got, want))

@@ -59,7 +59,7 @@ func TestMergeEqualsTheUnshardedCampaign(t *testing.T) {
 		}
 	}
 	verdicts := map[string]Verdict{
-		"lock=single | property:exclusion/no-faults":       Matches,   // held 20/20
+		"lock=single | property:exclusion/no-faults":       Matches,   // held 19/20, unknown 1/20
 		"lock=get-set | property:exclusion/no-faults":      Matches,   // violated 20/20, as the promise table says
 		"lock=single | property:crash/mid-acquire":         Differs,   // held 17/20
 		"lock=single | property:fencing/monotonic":         Differs,   // promised not-claimed, but fakeLock ran it: held
@@ -116,6 +116,9 @@ func TestMergeWritesTableJUnitAndJSON(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(out, FileMarkdown))
 	for _, w := range []string{"| item | get-set | single | redis-py |", "✅ held 20/20 (84–100 %)", "❌ held 17/20 (64–95 %) · violated 3/20",
+		"## Cells that match, with runs that did not show the expected outcome\n\n- **single** × `property:exclusion/no-faults`: expected held (promise table): held 19/20",
+		"First finding: the harness's own path stalled",
+		"UTC; their wall times add up to 5m0s. 256 of the 260 runs of claimed cells showed their cell's expected outcome.",
 		"**✅ violated 20/20 (84–100 %)**", "— not claimed", "`worker=python3 w.py`: library version v1.2.3"} {
 		if !strings.Contains(string(md), w) {
 			t.Errorf("campaign.md lacks %q:\n%s", w, md)

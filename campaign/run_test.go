@@ -17,7 +17,9 @@ import (
 // shard split must give the same cells. get-set violates exclusion every
 // time; single's crash/mid-acquire is violated in repetitions 1 to 3; the
 // worker does not claim fencing and declares library version v1.2.3;
-// every scenario matches; seeds hold. Each run writes a report.md.
+// single's exclusion/no-faults is unknown in repetition 7 (a cell that
+// matches at 19 of 20); every scenario matches; seeds hold. Each run
+// writes a report.md.
 func fakeLock(ctx context.Context, s RunSpec) Result {
 	r := Result{Outcome: Held, Observed: []string{"safe"}}
 	switch {
@@ -27,12 +29,15 @@ func fakeLock(ctx context.Context, s RunSpec) Result {
 		r.Outcome, r.Observed, r.Finding = Violated, []string{"overlap"}, "Two holders at once: c1 and c2."
 	case s.Subject.Lock == "single" && s.Item.Name == "crash/mid-acquire" && s.Repetition <= 3:
 		r.Outcome, r.Observed, r.Finding = Violated, []string{"stuck"}, "the lock stayed held by a dead client"
+	case s.Subject.Lock == "single" && s.Item.Name == "exclusion/no-faults" && s.Repetition == 7:
+		r.Outcome, r.Observed, r.Finding = Unknown, []string{"unknown"}, "the harness's own path stalled"
 	case s.Subject.Worker != "" && s.Item.Name == "fencing/monotonic":
 		r.Outcome, r.Observed, r.Finding = NotClaimed, nil, "redis-py does not claim fencing"
 	}
 	if s.Subject.Worker != "" {
 		r.Subject.Lock, r.Subject.LibraryVersion = "redis-py", "v1.2.3"
 	}
+	r.Wall = time.Second
 	r.Report = filepath.Join(s.Dir, "report.md")
 	if err := os.WriteFile(r.Report, []byte("# "+s.Identity+"\n"), 0o644); err != nil {
 		return Result{Outcome: HarnessError, Finding: err.Error()}
