@@ -135,11 +135,12 @@ rates: build $(if $(filter docker,$(backend)),image)
 # No false alarms (campaigns/false-alarms.yaml): 200 hunt schedules against
 # every correct lock lockfault ships and redis-py, each drawing only faults
 # the lock promises to survive; every cell must come back held. Sharded as
-# rates is, into reports/false-alarms/merged (hours on one machine).
+# rates is, into reports/false-alarms/merged (hours on one machine); it
+# resumes as rates does.
 false-alarms: build image
-	rm -rf reports/false-alarms && mkdir -p reports/false-alarms
+	mkdir -p reports/false-alarms/logs
 	@for i in $$(seq 1 $(SHARDS)); do \
-	  ./$(BIN) campaign -def campaigns/false-alarms.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/false-alarms/shard-$$i > reports/false-alarms-shard-$$i.log 2>&1 & \
+	  ./$(BIN) campaign -def campaigns/false-alarms.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/false-alarms/shard-$$i >> reports/false-alarms/logs/shard-$$i.log 2>&1 & \
 	done; wait
 	./$(BIN) merge -out reports/false-alarms/merged reports/false-alarms/shard-*
 
