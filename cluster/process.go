@@ -224,6 +224,15 @@ func (n *procNode) Start(ctx context.Context) error {
 			return err
 		}
 		n.port = port
+		if n.spec.Kind == KindEtcd {
+			// etcd binds two ports and its log names one by number:
+			// move both.
+			peer, perr := FreePort("127.0.0.1")
+			if perr != nil {
+				return err
+			}
+			n.peerPort = peer
+		}
 	}
 }
 
@@ -258,7 +267,11 @@ func (n *procNode) startOnce(ctx context.Context) error {
 	n.cmd, n.done = cmd, done
 	os.WriteFile(filepath.Join(n.dir, pidFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 	err = waitListening(ctx, n.Addr(), done, 10*time.Second)
-	if err == nil && n.spec.Kind != KindEtcd {
+	switch {
+	case err != nil:
+	case n.spec.Kind == KindEtcd:
+		err = waitOwnListener(ctx, cmd.Process.Pid, n.port, done, 10*time.Second)
+	default:
 		err = checkRedisPid(ctx, n.Addr(), n.spec.Password, cmd.Process.Pid)
 	}
 	if err != nil {
@@ -266,12 +279,35 @@ func (n *procNode) startOnce(ctx context.Context) error {
 		<-done
 		n.cmd = nil
 		log, _ := os.ReadFile(filepath.Join(n.dir, "node.log"))
-		if strings.Contains(string(log), "Address already in use") {
+		if portTakenLog(log) {
 			err = fmt.Errorf("%w: %v", errPortTaken, err)
 		}
 		return fmt.Errorf("node %s did not come up: %w\n%s", n.spec.Name, err, tail(log, 2000))
 	}
 	return nil
+}
+
+// waitOwnListener waits until process pid itself listens on port: what
+// answered waitListening may be another process's listener (etcd has no
+// INFO to ask its pid; it exits when its bind fails, and its log says why).
+func waitOwnListener(ctx context.Context, pid, port int, exited <-chan struct{}, timeout time.Duration) error {
+	return pollReady(ctx, exited, timeout, 10*time.Millisecond, func() error {
+		ok, err := ownsListener(pid, port)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%w: port %d answers, but not from pid %d", errPortTaken, port, pid)
+		}
+		return nil
+	})
+}
+
+// portTakenLog: the node's log says its bind failed because the address
+// was in use (Redis: "Address already in use"; etcd, Go's "bind: address
+// already in use").
+func portTakenLog(log []byte) bool {
+	return strings.Contains(strings.ToLower(string(log)), "address already in use")
 }
 
 // checkRedisPid asks the server on addr for its process id and fails with

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"net"
 	"os"
 	"testing"
 
@@ -45,5 +46,54 @@ func TestProcessNodeKillRestartAndClose(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("data dir %s survived Close: %v", dir, err)
+	}
+}
+
+// Another process holding one of an etcd node's two ports as it starts
+// (the ports are probed free, then released before etcd binds them) moves
+// the node to free ones instead of failing the run: etcd logs "bind:
+// address already in use" in lower case, which the check once missed
+// (rates campaign, 12 runs at once: "node e1 did not come up: process
+// exited").
+func TestEtcdNodeMovesOffATakenPort(t *testing.T) {
+	for _, which := range []string{"client", "peer"} {
+		t.Run(which, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			taken := l.Addr().(*net.TCPAddr).Port
+			free, err := FreePort("127.0.0.1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := &procNode{spec: NodeSpec{Name: "e1", Kind: KindEtcd}, dir: t.TempDir(), port: free, peerPort: taken}
+			if which == "client" {
+				n.port, n.peerPort = taken, free
+			}
+			if err := n.Start(context.Background()); err != nil {
+				t.Fatalf("etcd with its %s port taken: %v", which, err)
+			}
+			defer n.Kill(context.Background())
+			if n.port == taken || n.peerPort == taken {
+				t.Fatalf("etcd still on the taken port %d (client %d, peer %d)", taken, n.port, n.peerPort)
+			}
+			if !n.Running() {
+				t.Fatal("etcd not running after the move")
+			}
+		})
+	}
+}
+
+func TestPortTakenLog(t *testing.T) {
+	for log, want := range map[string]bool{
+		"# Warning: Could not create server TCP listening socket *:6379: bind: Address already in use": true,
+		"etcdmain: listen tcp 127.0.0.1:44265: bind: address already in use":                           true,
+		"etcdmain: open /data/etcd: permission denied":                                                 false,
+	} {
+		if got := portTakenLog([]byte(log)); got != want {
+			t.Errorf("portTakenLog(%q) = %v, want %v", log, got, want)
+		}
 	}
 }
