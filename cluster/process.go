@@ -329,15 +329,19 @@ func checkRedisPid(ctx context.Context, addr, password string, want int) error {
 		// scenario loader refuses white space and quotes in it).
 		req = "AUTH " + password + "\r\n" + req
 	}
+	// A write or read that fails on a connection the port accepted is, as
+	// the dial above, another process's listener going away (rates
+	// campaign, 12 runs at once: "INFO server: read: connection reset by
+	// peer" as redsync's n2 started): not our node, move.
 	if _, err := c.Write([]byte(req)); err != nil {
-		return err
+		return fmt.Errorf("%w: %s accepted, then: %v", errPortTaken, addr, err)
 	}
 	buf := make([]byte, 0, 8192)
 	tmp := make([]byte, 4096)
 	for !strings.Contains(string(buf), "process_id:") || !strings.Contains(string(buf[strings.Index(string(buf), "process_id:"):]), "\n") {
 		k, err := c.Read(tmp)
 		if err != nil {
-			return fmt.Errorf("INFO server: %w", err)
+			return fmt.Errorf("%w: %s accepted, then INFO server: %v", errPortTaken, addr, err)
 		}
 		buf = append(buf, tmp[:k]...)
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"testing"
@@ -95,5 +96,34 @@ func TestPortTakenLog(t *testing.T) {
 		if got := portTakenLog([]byte(log)); got != want {
 			t.Errorf("portTakenLog(%q) = %v, want %v", log, got, want)
 		}
+	}
+}
+
+// A port that accepts the pid check's connection and then drops it is not
+// the node's: checkRedisPid says errPortTaken, so the node moves (rates
+// campaign: "INFO server: read: connection reset by peer").
+func TestCheckRedisPidTakesADroppedConnectionForAnotherProcess(t *testing.T) {
+	for _, how := range []string{"reset", "eof"} {
+		t.Run(how, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			go func() {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				if how == "reset" {
+					c.(*net.TCPConn).SetLinger(0)
+				}
+				c.Close()
+			}()
+			err = checkRedisPid(context.Background(), l.Addr().String(), "", os.Getpid())
+			if !errors.Is(err, errPortTaken) {
+				t.Fatalf("checkRedisPid = %v, want errPortTaken", err)
+			}
+		})
 	}
 }
