@@ -110,7 +110,6 @@ var violations = map[string]map[string]string{
 		// 20 ms late or more is never granted: "context deadline exceeded".
 		"validity/slow-acquire":       "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 350 ms on the replies the slow client is never granted",
 		"renewal/validity-from-start": "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 350 ms on the replies the slow client is never granted",
-		"clock/client-steps":          "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 20 ms on c1's replies c1 is never granted (the clock steps do not reach rueidis, which reads the monotonic clock)",
 	},
 	"redislock": {
 		"clock/node-jump":        nodeClock,
