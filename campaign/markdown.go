@@ -52,56 +52,45 @@ func (r *Report) markdown(links bool) string {
 		}
 		b.WriteString("\n")
 	}
-	var differ []Cell
-	for _, c := range r.Cells {
-		if c.Verdict == Differs || c.Verdict == NoRuns {
-			differ = append(differ, c)
-		}
-	}
-	if len(differ) > 0 {
-		b.WriteString("\n## Cells that differ from their expectation\n\n")
-		for _, c := range differ {
-			fmt.Fprintf(&b, "- **%s** × `%s:%s`: %s", md(c.Subject.Label), c.Item.Kind, md(c.Item.Name), md(c.Summary()))
-			if c.Verdict == NoRuns {
-				fmt.Fprintf(&b, " (no run finished of %d planned)", c.Planned)
-			}
-			if c.Finding != "" {
-				fmt.Fprintf(&b, ". First finding: %s", md(c.Finding))
-			}
-			for i, p := range c.Reports {
-				if links {
-					fmt.Fprintf(&b, " [report %d](%s)", i+1, mdLink(p))
-				}
-			}
-			b.WriteString("\n")
-		}
-	}
-	var missed []Cell
-	for _, c := range r.Cells {
-		if c.Verdict == Matches && c.Rate.K < c.Rate.N {
-			missed = append(missed, c)
-		}
-	}
-	if len(missed) > 0 {
-		b.WriteString("\n## Cells that match, with runs that did not show the expected outcome\n\n")
-		for _, c := range missed {
-			fmt.Fprintf(&b, "- **%s** × `%s:%s`: %s", md(c.Subject.Label), c.Item.Kind, md(c.Item.Name), md(c.Summary()))
-			if c.Finding != "" {
-				fmt.Fprintf(&b, ". First finding: %s", md(c.Finding))
-			}
-			for i, p := range c.Reports {
-				if links {
-					fmt.Fprintf(&b, " [report %d](%s)", i+1, mdLink(p))
-				}
-			}
-			b.WriteString("\n")
-		}
-	}
+	r.cellList(&b, "Cells that differ from their expectation", links, func(c Cell) bool {
+		return c.Verdict == Differs || c.Verdict == NoRuns
+	})
+	r.cellList(&b, "Cells that match, with runs that did not show the expected outcome", links, func(c Cell) bool {
+		return c.Verdict == Matches && c.Rate.K < c.Rate.N
+	})
 	b.WriteString("\n## Subjects\n\n")
 	for _, k := range r.Subjects {
 		fmt.Fprintf(&b, "- `%s`: %s\n", md(k), r.subjectCode(k))
 	}
 	return b.String()
+}
+
+// cellList writes a section listing the cells that pick selects (none:
+// no section), each with its rates, first finding and reports.
+func (r *Report) cellList(b *strings.Builder, title string, links bool, pick func(Cell) bool) {
+	first := true
+	for _, c := range r.Cells {
+		if !pick(c) {
+			continue
+		}
+		if first {
+			fmt.Fprintf(b, "\n## %s\n\n", title)
+			first = false
+		}
+		fmt.Fprintf(b, "- **%s** × `%s:%s`: %s", md(c.Subject.Label), c.Item.Kind, md(c.Item.Name), md(c.Summary()))
+		if c.Verdict == NoRuns {
+			fmt.Fprintf(b, " (no run finished of %d planned)", c.Planned)
+		}
+		if c.Finding != "" {
+			fmt.Fprintf(b, ". First finding: %s", md(c.Finding))
+		}
+		for i, p := range c.Reports {
+			if links {
+				fmt.Fprintf(b, " [report %d](%s)", i+1, mdLink(p))
+			}
+		}
+		b.WriteString("\n")
+	}
 }
 
 // expectedRuns counts the runs of cells with an expected outcome other
