@@ -7,11 +7,7 @@ import (
 )
 
 func TestOwnsListener(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
+	l, port := listenLoopback(t)
 	if ok, err := ownsListener(os.Getpid(), port); err != nil || !ok {
 		t.Fatalf("this process's listener on %d: owns=%v err=%v, want true", port, ok, err)
 	}

@@ -115,17 +115,9 @@ func (p *Process) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := FreePort("127.0.0.1")
-	if err != nil {
+	n := &procNode{spec: spec, dir: dir}
+	if err := n.pickPorts(); err != nil {
 		return nil, err
-	}
-	n := &procNode{spec: spec, dir: dir, port: port}
-	if spec.Kind == KindEtcd {
-		peer, err := FreePort("127.0.0.1")
-		if err != nil {
-			return nil, err
-		}
-		n.peerPort = peer
 	}
 	if spec.Config != "" {
 		if err := os.WriteFile(filepath.Join(dir, "node.conf"), []byte(spec.Config), 0o644); err != nil {
@@ -219,21 +211,28 @@ func (n *procNode) Start(ctx context.Context) error {
 		if err == nil || attempt == 3 || !errors.Is(err, errPortTaken) {
 			return err
 		}
-		port, perr := FreePort("127.0.0.1")
-		if perr != nil {
+		if n.pickPorts() != nil {
 			return err
 		}
-		n.port = port
-		if n.spec.Kind == KindEtcd {
-			// etcd binds two ports and its log names one by number:
-			// move both.
-			peer, perr := FreePort("127.0.0.1")
-			if perr != nil {
-				return err
-			}
-			n.peerPort = peer
+	}
+}
+
+// pickPorts gives the node free loopback ports: its client port and, for
+// etcd, its peer port (both move when either was taken: etcd's log names
+// the one it could not bind by number only).
+func (n *procNode) pickPorts() error {
+	port, err := FreePort("127.0.0.1")
+	if err != nil {
+		return err
+	}
+	peer := 0
+	if n.spec.Kind == KindEtcd {
+		if peer, err = FreePort("127.0.0.1"); err != nil {
+			return err
 		}
 	}
+	n.port, n.peerPort = port, peer
+	return nil
 }
 
 // errPortTaken: the node's port was bound by another process.

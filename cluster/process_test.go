@@ -59,12 +59,7 @@ func TestProcessNodeKillRestartAndClose(t *testing.T) {
 func TestEtcdNodeMovesOffATakenPort(t *testing.T) {
 	for _, which := range []string{"client", "peer"} {
 		t.Run(which, func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			taken := l.Addr().(*net.TCPAddr).Port
+			_, taken := listenLoopback(t)
 			free, err := FreePort("127.0.0.1")
 			if err != nil {
 				t.Fatal(err)
@@ -105,11 +100,7 @@ func TestPortTakenLog(t *testing.T) {
 func TestCheckRedisPidTakesADroppedConnectionForAnotherProcess(t *testing.T) {
 	for _, how := range []string{"reset", "eof"} {
 		t.Run(how, func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l, _ := listenLoopback(t)
 			go func() {
 				c, err := l.Accept()
 				if err != nil {
@@ -120,10 +111,21 @@ func TestCheckRedisPidTakesADroppedConnectionForAnotherProcess(t *testing.T) {
 				}
 				c.Close()
 			}()
-			err = checkRedisPid(context.Background(), l.Addr().String(), "", os.Getpid())
+			err := checkRedisPid(context.Background(), l.Addr().String(), "", os.Getpid())
 			if !errors.Is(err, errPortTaken) {
 				t.Fatalf("checkRedisPid = %v, want errPortTaken", err)
 			}
 		})
 	}
+}
+
+// listenLoopback holds a loopback listener for the test and returns its port.
+func listenLoopback(t *testing.T) (net.Listener, int) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l, l.Addr().(*net.TCPAddr).Port
 }
