@@ -33,12 +33,39 @@ const DefaultLinearizabilityTimeout = 30 * time.Second
 type input struct {
 	events []history.Event
 	opt    Options
-	res    *Result          // passes may set fields of the result (Linearizable, Segments)
-	holds  []Hold           // ordered by Start
-	hold   map[string]int   // lease -> index in holds
-	byKey  map[string][]int // hold indices per key, ordered by Start
-	keys   []string         // every key seen, sorted
-	evKeys []string         // the key of each event
+	res    *Result               // passes may set fields of the result (Linearizable, Segments)
+	holds  []Hold                // ordered by Start
+	hold   map[string]int        // lease -> index in holds
+	byKey  map[string][]int      // hold indices per key, ordered by Start
+	keys   []string              // every key seen, sorted
+	evKeys []string              // the key of each event
+	gaps   map[string][][2]int64 // per key, the stretches in which clients tried and nobody held (liveness.go; computed once)
+
+	// work counts the steps of the check (events visited, pairs compared):
+	// every pass and phase counts its loops with in.work.add, so that
+	// TestCheckWorkGrowsLinearly finds a pass whose work grows faster than
+	// its history. workBy, when set (only by that test), receives each
+	// phase's count under its name.
+	work   work
+	workBy map[string]int64
+}
+
+// work is a step counter (the complexity guard's measure; never a time).
+type work struct{ n int64 }
+
+func (w *work) add(k int) {
+	if w != nil {
+		w.n += int64(k)
+	}
+}
+
+// phase runs f and charges the work it counted to name.
+func (in *input) phase(name string, f func()) {
+	before := in.work.n
+	f()
+	if in.workBy != nil {
+		in.workBy[name] += in.work.n - before
+	}
 }
 
 // A pass finds one class (or a few related classes) of findings.
@@ -56,8 +83,8 @@ var passes = []pass{
 	{"corruption", corruptionPass},
 	{"stuck", stuckPass},
 	{"unknown", unknownPass},
-	{"not-exercised", func(in *input) []Finding { return NotExercised(in.events) }},
-	{"unavailable", func(in *input) []Finding { return Unavailable(in.events) }},
+	{"not-exercised", func(in *input) []Finding { return notExercised(in.events, &in.work) }},
+	{"unavailable", func(in *input) []Finding { in.work.add(len(in.events)); return Unavailable(in.events) }},
 }
 
 // Check runs every pass over a history. events are ordered by time in place
@@ -65,7 +92,10 @@ var passes = []pass{
 // that cannot be judged (empty, malformed, no grant, no completed
 // operation, or porcupine ran out of time) has the class unknown with the
 // reason in Result.Reason: it is never safe.
-func Check(events []history.Event, opt Options) *Result {
+func Check(events []history.Event, opt Options) *Result { return check(events, opt, nil) }
+
+// check is Check, charging each phase's work to workBy when it is set.
+func check(events []history.Event, opt Options, workBy map[string]int64) *Result {
 	history.SortByTime(events)
 	r := &Result{Linearizable: "Ok"}
 	for i := range events {
@@ -77,36 +107,46 @@ func Check(events []history.Event, opt Options) *Result {
 			return r
 		}
 	}
-	in := &input{events: events, opt: opt, res: r}
-	in.holds = Holds(events)
-	in.index()
+	in := &input{events: events, opt: opt, res: r, workBy: workBy}
+	w := &in.work
+	var cycles []int64
+	in.phase("holds", func() { in.holds = holds(events, w) })
+	in.phase("index", in.index)
 	r.Holds = in.holds
-	r.Faults = Faults(events)
-	r.Stalls = Stalls(events, r.Faults)
-	cycles := cycleStarts(events)
-	r.Stats = stats(events, r.Holds)
+	in.phase("faults", func() { r.Faults = faults(events, w) })
+	in.phase("stalls", func() { r.Stalls = stalls(events, r.Faults, w) })
+	in.phase("cycles", func() { cycles = cycleStarts(events, w) })
+	in.phase("stats", func() { r.Stats = stats(events, r.Holds, w) })
 	r.Stats.Cycles = len(cycles)
 	r.Keys = in.keys
+	in.phase("gaps", func() { in.gaps = gaps(in) })
 
 	var findings []Finding
 	for _, p := range passes {
-		findings = append(findings, p.run(in)...)
+		in.phase(p.name, func() { findings = append(findings, p.run(in)...) })
 	}
 	if opt.Evidence != nil {
-		ef, sum := evidencePass(in, findings)
-		findings = append(findings, ef...)
-		r.Evidence = &sum
+		in.phase("evidence", func() {
+			ef, sum := evidencePass(in, findings)
+			findings = append(findings, ef...)
+			r.Evidence = &sum
+		})
 	}
-	r.Stats.MaxUnavailable = maxUnavailable(in)
-	r.Stats.PenaltyNs = penalties(r.Faults, r.Holds)
-	for i := range findings {
-		f := &findings[i]
-		f.Faults = faultsAround(r.Faults, f.From, f.To)
-		f.Cycle = cycleOf(cycles, f.From)
-	}
-	sort.SliceStable(findings, func(i, j int) bool { return findings[i].From < findings[j].From })
-	r.Findings = findings
-	finish(r, cycles)
+	in.phase("max-unavailable", func() { r.Stats.MaxUnavailable = maxUnavailable(in) })
+	in.phase("penalties", func() { r.Stats.PenaltyNs = penalties(r.Faults, r.Holds, w) })
+	in.phase("findings", func() {
+		around := newFaultIndex(r.Faults, w)
+		for i := range findings {
+			f := &findings[i]
+			f.Faults = around.around(f.From, f.To)
+			f.Cycle = cycleOf(cycles, f.From)
+			w.add(1)
+		}
+		sort.SliceStable(findings, func(i, j int) bool { return findings[i].From < findings[j].From })
+		w.add(len(findings))
+		r.Findings = findings
+		finish(r, cycles)
+	})
 	return r
 }
 
@@ -160,6 +200,7 @@ func finish(r *Result, cycles []int64) {
 func (in *input) index() {
 	in.hold = make(map[string]int, len(in.holds))
 	in.byKey = map[string][]int{}
+	in.work.add(len(in.holds) + len(in.events))
 	for i, h := range in.holds {
 		in.hold[h.Lease] = i
 		in.byKey[h.Key] = append(in.byKey[h.Key], i)
@@ -190,6 +231,7 @@ func (in *input) index() {
 
 // unknownPass: a history too short to judge is not safe.
 func unknownPass(in *input) []Finding {
+	in.work.add(len(in.events))
 	var completed, grants int
 	var first, last int64
 	if len(in.events) > 0 {
@@ -222,7 +264,10 @@ func unknownPass(in *input) []Finding {
 // the first of release invocation, end of the reported validity (as moved by
 // renewals), or the client's death. Holds are ordered by start and carry
 // their key.
-func Holds(events []history.Event) []Hold {
+func Holds(events []history.Event) []Hold { return holds(events, nil) }
+
+func holds(events []history.Event, w *work) []Hold {
+	w.add(len(events))
 	type open struct {
 		h       Hold
 		expires int64
@@ -278,6 +323,7 @@ func Holds(events []history.Event) []Hold {
 		runEnd = events[len(events)-1].Time
 	}
 	holds = make([]Hold, 0, len(order))
+	w.add(len(order))
 	for _, id := range order {
 		o := byLease[id]
 		h := o.h
@@ -304,7 +350,10 @@ func Holds(events []history.Event) []Hold {
 // be active on one target at once (latency on n1 for c2, then for c3, ...);
 // the nemesis heals the newest first, so an end closes the most recent open
 // start of its kind and target.
-func Faults(events []history.Event) []Window {
+func Faults(events []history.Event) []Window { return faults(events, nil) }
+
+func faults(events []history.Event, w *work) []Window {
+	w.add(len(events))
 	var out []Window
 	open := map[string][]int{}
 	key := func(e history.Event) string { return e.Fault + "@" + e.Target }
@@ -323,30 +372,91 @@ func Faults(events []history.Event) []Window {
 	return out
 }
 
-func faultsAround(ws []Window, from, to int64) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range ws {
-		end := w.End
+// faultIndex answers which faults were around a finding: active during
+// it, or begun within the 30 s before it. Per fault and target (a label),
+// the windows in start order and the latest end among each prefix of
+// them, so a finding costs a binary search per label, not a walk over
+// every fault.
+type faultIndex struct {
+	labels []string
+	byLbl  map[string]*labelWindows
+	w      *work
+}
+
+type labelWindows struct {
+	idx    []int   // indices in the run's fault list, ordered by start
+	start  []int64 // their starts
+	maxEnd []int64 // maxEnd[i]: the latest end among the first i+1 (open: +inf)
+}
+
+// faultLookback: a fault begun this long before a finding is still named
+// beside it.
+const faultLookback = int64(30 * time.Second)
+
+func newFaultIndex(ws []Window, w *work) *faultIndex {
+	fi := &faultIndex{byLbl: map[string]*labelWindows{}, w: w}
+	order := make([]int, len(ws))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ws[order[a]].Start < ws[order[b]].Start })
+	w.add(len(ws))
+	for _, i := range order {
+		win := ws[i]
+		s := win.Fault
+		if win.Target != "" {
+			s += "(" + win.Target + ")"
+		}
+		l := fi.byLbl[s]
+		if l == nil {
+			l = &labelWindows{}
+			fi.byLbl[s] = l
+			fi.labels = append(fi.labels, s)
+		}
+		end := win.End
 		if end == 0 {
 			end = 1<<63 - 1
 		}
-		// Active during the finding, or began within the 30 s before it.
-		if w.Start <= to && end >= from-int64(30*time.Second) {
-			s := w.Fault
-			if w.Target != "" {
-				s += "(" + w.Target + ")"
-			}
-			if !seen[s] {
-				seen[s] = true
-				out = append(out, s)
-			}
+		if n := len(l.maxEnd); n > 0 {
+			end = max(end, l.maxEnd[n-1])
 		}
+		l.idx, l.start, l.maxEnd = append(l.idx, i), append(l.start, win.Start), append(l.maxEnd, end)
+	}
+	return fi
+}
+
+// around names, once each and in the order of the run's fault list, the
+// faults active during [from, to] or begun within faultLookback before it.
+func (fi *faultIndex) around(from, to int64) []string {
+	type hit struct {
+		at    int
+		label string
+	}
+	var hits []hit
+	for _, s := range fi.labels {
+		l := fi.byLbl[s]
+		fi.w.add(1)
+		n := sort.Search(len(l.start), func(i int) bool { return l.start[i] > to }) // windows that began by to
+		j := sort.Search(n, func(i int) bool { return l.maxEnd[i] >= from-faultLookback })
+		if j < n {
+			// The first window of the label that qualifies: maxEnd first
+			// reaches the bound at a window whose own end does.
+			hits = append(hits, hit{l.idx[j], s})
+		}
+	}
+	sort.Slice(hits, func(a, b int) bool { return hits[a].at < hits[b].at })
+	out := make([]string, 0, len(hits))
+	for _, h := range hits {
+		out = append(out, h.label)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
 
-func cycleStarts(events []history.Event) []int64 {
+func cycleStarts(events []history.Event, w *work) []int64 {
+	w.add(len(events))
 	var out []int64
 	for _, e := range events {
 		if e.Kind == history.Note && e.Op == "cycle" {
@@ -361,7 +471,8 @@ func cycleOf(starts []int64, t int64) int {
 	return sort.Search(len(starts), func(i int) bool { return starts[i] > t })
 }
 
-func stats(events []history.Event, holds []Hold) Stats {
+func stats(events []history.Event, holds []Hold, w *work) Stats {
+	w.add(len(events))
 	var s Stats
 	inv := map[int64]int64{}
 	for _, e := range events {

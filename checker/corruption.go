@@ -228,6 +228,7 @@ func corruptionPass(in *input) []Finding {
 	}
 	deadline := time.Now().Add(timeout)
 	byKey := sections(in.events, in.evKeys)
+	in.work.add(2 * len(in.events)) // sections: two walks of the history
 	keys := make([]string, 0, len(byKey))
 	for k := range byKey {
 		keys = append(keys, k)
@@ -237,6 +238,9 @@ func corruptionPass(in *input) []Finding {
 	var segs []Segment
 	illegal, unknown := false, false
 	for _, k := range keys {
+		// Counted: each operation, and each once more as porcupine's input
+		// (its own search is bounded by the deadline, not counted).
+		in.work.add(2 * len(byKey[k]))
 		f, s, n := checkKey(k, byKey[k], deadline)
 		out = append(out, f...)
 		segs = append(segs, s...)

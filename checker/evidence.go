@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/lockfault/lockfault/history"
@@ -89,7 +90,7 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 	ev := history.CollectEvidence(in.events)
 	req := *in.opt.Evidence
 	sum.Required = req.String()
-	starts := cycleStarts(in.events)
+	starts := cycleStarts(in.events, &in.work)
 	flagged := map[int]bool{}
 	for _, f := range found {
 		flagged[cycleOf(starts, f.From)] = true
@@ -107,6 +108,7 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 		}
 	}
 	sections := sectionsByCycle(in.events, starts)
+	in.work.add(len(in.events) + len(ev.Cycles) + len(found))
 	for _, c := range ev.Cycles[1:] {
 		var g, x, r int
 		for _, k := range c.Keys {
@@ -171,10 +173,14 @@ func afterFault(in *input, starts []int64, cycle int, want []string) []string {
 		to = starts[cycle]
 	}
 	seen := map[string]bool{}
-	for _, e := range in.events {
-		if e.Time < cycleStart(starts, cycle) || e.Time >= to {
-			continue
+	begin := cycleStart(starts, cycle)
+	// Only the cycle's own events (they are in time order).
+	first := sort.Search(len(in.events), func(i int) bool { return in.events[i].Time >= begin })
+	for _, e := range in.events[first:] {
+		if e.Time >= to {
+			break
 		}
+		in.work.add(1)
 		if from < 0 {
 			if e.Kind == history.FaultStart {
 				from = e.Time

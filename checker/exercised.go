@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -28,27 +29,32 @@ const firedSlack = int64(500 * time.Millisecond)
 // disarmed (or the run ended) without firing. Firing is shown by the
 // worker's "fired" note, by the stop it caused (a failpoint-stop fault) or,
 // for a crash failpoint, by a client's death while it was armed.
-func NotExercised(events []history.Event) []Finding {
+func NotExercised(events []history.Event) []Finding { return notExercised(events, nil) }
+
+func notExercised(events []history.Event, w *work) []Finding {
+	w.add(len(events))
 	var out []Finding
 	var runEnd int64
 	if len(events) > 0 {
 		runEnd = events[len(events)-1].Time
 	}
+	var ix *firingIndex // built at the first failpoint
 	for i, e := range events {
 		switch {
 		case e.Kind == history.Note && e.Op == NoteNotExercised:
 			out = append(out, Finding{Class: ClassNotExercised, Clients: nonEmpty(e.Process), From: e.Time, To: e.Time,
 				Detail: "not exercised: " + e.Detail})
 		case e.Kind == history.FaultStart && e.Fault == "failpoint":
+			if ix == nil {
+				ix = newFiringIndex(events, w)
+			}
+			w.add(1)
 			name := paramOf(e.Detail, "name")
 			end := runEnd
-			for _, x := range events[i+1:] {
-				if x.Kind == history.FaultEnd && x.Fault == e.Fault && x.Target == e.Target {
-					end = x.Time
-					break
-				}
+			if j, ok := ix.after(ix.ends[e.Fault+"@"+e.Target], i); ok {
+				end = events[j].Time
 			}
-			if !fired(events[i+1:], name, end+firedSlack) {
+			if !ix.fired(events, i, name, end+firedSlack) {
 				out = append(out, Finding{Class: ClassNotExercised, From: e.Time, To: end,
 					Detail: fmt.Sprintf("failpoint %s armed on %s for %v never fired: the lock never reached it, so this fault attacked nothing",
 						name, e.Target, time.Duration(end-e.Time).Round(time.Millisecond))})
@@ -58,19 +64,58 @@ func NotExercised(events []history.Event) []Finding {
 	return out
 }
 
-// fired reports whether events (from the arming on) show the failpoint
-// triggering before until.
-func fired(events []history.Event, name string, until int64) bool {
-	for _, x := range events {
-		if x.Time > until {
-			return false
-		}
+// firingIndex lists, in event order, the indices of the events that end a
+// failpoint (per fault and target) and of those that show one fired (per
+// failpoint name; "" for any name), so each armed failpoint costs binary
+// searches instead of a walk to its end.
+type firingIndex struct {
+	ends    map[string][]int // fault@target -> its fault-end events
+	byName  map[string][]int // failpoint name -> its "fired" notes and the stops it caused
+	anyFire []int            // every such event, and every client's death
+}
+
+func newFiringIndex(events []history.Event, w *work) *firingIndex {
+	w.add(len(events))
+	ix := &firingIndex{ends: map[string][]int{}, byName: map[string][]int{}}
+	for i, x := range events {
 		switch {
-		case x.Kind == history.Note && x.Op == NoteFired && (name == "" || strings.HasPrefix(x.Detail+" ", name+" ")):
-			return true
-		case x.Kind == history.FaultStart && x.Fault == "failpoint-stop" && (name == "" || x.Detail == name):
-			return true
+		case x.Kind == history.FaultEnd:
+			k := x.Fault + "@" + x.Target
+			ix.ends[k] = append(ix.ends[k], i)
+		case x.Kind == history.Note && x.Op == NoteFired:
+			n, _, _ := strings.Cut(x.Detail, " ")
+			ix.byName[n] = append(ix.byName[n], i)
+			ix.anyFire = append(ix.anyFire, i)
+		case x.Kind == history.FaultStart && x.Fault == "failpoint-stop":
+			ix.byName["\x00stop:"+x.Detail] = append(ix.byName["\x00stop:"+x.Detail], i)
+			ix.anyFire = append(ix.anyFire, i)
 		case x.Kind == history.Note && x.Op == "crashed":
+			ix.byName["\x00crashed"] = append(ix.byName["\x00crashed"], i)
+			ix.anyFire = append(ix.anyFire, i)
+		}
+	}
+	return ix
+}
+
+// after is the first index in idx (ascending) past i.
+func (ix *firingIndex) after(idx []int, i int) (int, bool) {
+	p := sort.SearchInts(idx, i+1)
+	if p < len(idx) {
+		return idx[p], true
+	}
+	return 0, false
+}
+
+// fired says whether, after event i and no later than until, the failpoint
+// name fired: its worker's "fired" note, the stop it caused (a
+// failpoint-stop fault), or, for a crash failpoint, a client's death.
+func (ix *firingIndex) fired(events []history.Event, i int, name string, until int64) bool {
+	lists := [][]int{ix.anyFire}
+	if name != "" {
+		lists = [][]int{ix.byName[name], ix.byName["\x00stop:"+name], ix.byName["\x00crashed"]}
+	}
+	for _, l := range lists {
+		if j, ok := ix.after(l, i); ok && events[j].Time <= until {
 			return true
 		}
 	}

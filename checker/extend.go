@@ -17,6 +17,7 @@ func staleExtendPass(in *input) []Finding {
 	released := map[string]int64{} // lease -> time of its successful release
 	reported := map[string]bool{}
 	var out []Finding
+	in.work.add(len(in.events))
 	for i, e := range in.events {
 		if e.Kind != history.OK || e.Lease == "" {
 			continue

@@ -18,6 +18,7 @@ func fenceInversionPass(in *input) []Finding {
 	type span struct{ from, to int64 }
 	refused := map[int]*span{}
 	var order []int
+	in.work.add(len(in.events))
 	for _, e := range in.events {
 		if e.Kind != history.Access || !e.Rejected || e.Lease == "" {
 			continue
@@ -46,6 +47,7 @@ func fenceInversionPass(in *input) []Finding {
 	// For each hold, the earlier-started hold of its key with the largest
 	// token (a running maximum over the key's holds in start order).
 	maxBefore := make([]int, len(in.holds))
+	in.work.add(len(in.holds) + len(order))
 	for _, idx := range in.byKey {
 		best := -1
 		for p := 0; p < len(idx); {

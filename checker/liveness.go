@@ -13,14 +13,20 @@ import (
 // trying to acquire: the complement of the key's holds within the span of
 // its acquire activity, cut to the parts in which an acquire was under way
 // (a key nobody asked for while it was free was not unavailable to
-// anyone).
+// anyone). Check computes it once (in.gaps) for both of its readers.
+//
+// One sweep per key: the free stretches and the acquire calls are both in
+// time order, so each call is clipped into the one stretch its invocation
+// falls in, and the calls invoked before a stretch matter only through the
+// latest of their ends (a running maximum), whatever their number.
 func gaps(in *input) map[string][][2]int64 {
 	type act struct {
 		first, last int64
-		tries       [][2]int64 // acquire calls: invoke, completion (or the end)
+		tries       [][2]int64 // acquire calls: invoke, completion (or the end), ordered by invoke
 	}
 	acts := map[string]*act{}
 	open := map[int64]int{} // op id -> index in its key's tries
+	in.work.add(len(in.events))
 	for i, e := range in.events {
 		if e.Op != history.OpAcquire {
 			continue
@@ -46,6 +52,7 @@ func gaps(in *input) map[string][][2]int64 {
 		var free []iv
 		cur := a.first
 		for _, hi := range in.byKey[k] { // ordered by start
+			in.work.add(1)
 			h := in.holds[hi]
 			if h.End <= cur {
 				continue
@@ -61,16 +68,30 @@ func gaps(in *input) map[string][][2]int64 {
 		if cur < a.last {
 			free = append(free, iv{cur, a.last})
 		}
+		// Free stretches are disjoint and in time order, and so are the
+		// calls' invocations: j only moves forward.
+		j := 0
+		var endBefore int64 = -1 << 63 // the latest end of the calls invoked before the stretch
 		for _, f := range free {
+			for j < len(a.tries) && a.tries[j][0] < f.a {
+				in.work.add(1)
+				endBefore = max(endBefore, a.tries[j][1])
+				j++
+			}
 			// The stretch's parts in which clients kept trying: its acquire
 			// calls, joined across pauses of at most tryingGap (a client's
 			// think time between tries).
 			var parts [][2]int64
-			for _, t := range a.tries { // ordered by invoke
-				if t[0] >= f.b || t[1] <= f.a {
+			if endBefore > f.a { // a call invoked before the stretch still under way in it
+				parts = append(parts, [2]int64{f.a, min(endBefore, f.b)})
+			}
+			for i := j; i < len(a.tries) && a.tries[i][0] < f.b; i++ {
+				in.work.add(1)
+				t := a.tries[i]
+				if t[1] <= f.a {
 					continue
 				}
-				p := [2]int64{max(t[0], f.a), min(t[1], f.b)}
+				p := [2]int64{t[0], min(t[1], f.b)}
 				if n := len(parts); n > 0 && p[0]-parts[n-1][1] <= int64(tryingGap) {
 					parts[n-1][1] = max(parts[n-1][1], p[1])
 					continue
@@ -89,7 +110,8 @@ const tryingGap = 1500 * time.Millisecond
 
 func maxUnavailable(in *input) int64 {
 	var m int64
-	for _, gs := range gaps(in) {
+	for _, gs := range in.gaps {
+		in.work.add(len(gs))
 		for _, g := range gs {
 			m = max(m, g[1]-g[0])
 		}
@@ -108,15 +130,20 @@ func stuckPass(in *input) []Finding {
 	}
 	limit := in.opt.StuckAfter
 	var out []Finding
-	all := gaps(in)
+	var ends []int64 // stallEnds, at the first stretch over the limit
 	for _, k := range in.keys {
-		for _, g := range all[k] {
+		in.work.add(1 + len(in.gaps[k]))
+		for _, g := range in.gaps[k] {
 			d := time.Duration(g[1] - g[0])
 			if d <= limit {
 				continue
 			}
 			what := fmt.Sprintf("nobody acquired the lock for %v although clients kept trying (limit %v)", d.Round(time.Millisecond), limit)
-			s := time.Duration(Stalled(in.res.Stalls, g[0], g[1]))
+			if ends == nil {
+				ends = stallEnds(in.res.Stalls)
+				in.work.add(len(ends))
+			}
+			s := time.Duration(stalled(in.res.Stalls, ends, g[0], g[1], &in.work))
 			if s > 0 {
 				what += fmt.Sprintf("; the harness's own path to the nodes stalled for %v of it with no fault on (path-slow notes)", s.Round(time.Millisecond))
 			}
@@ -125,14 +152,15 @@ func stuckPass(in *input) []Finding {
 					Detail: what + ": without those stalls the stretch is within the limit, so the lock's liveness cannot be judged"})
 				continue
 			}
-			out = append(out, Finding{Class: ClassStuck, Key: k, From: g[0], To: g[1], Detail: what + slowCalls(in.events, g[0], g[1])})
+			out = append(out, Finding{Class: ClassStuck, Key: k, From: g[0], To: g[1], Detail: what + slowCalls(in.events, g[0], g[1], &in.work)})
 		}
 	}
 	return out
 }
 
 // penalties: for each fault, the time from its start to the next grant.
-func penalties(faults []Window, holds []Hold) []int64 {
+func penalties(faults []Window, holds []Hold, w *work) []int64 {
+	w.add(len(faults))
 	var out []int64
 	// holds are ordered by start.
 	for _, f := range faults {
@@ -150,11 +178,16 @@ const maxSlowCallsQuoted = 3
 // slowCalls quotes the last slow-call note of each process within [from,
 // to] (what its worker was doing while its call went unanswered: blocked,
 // or stopped), at most maxSlowCallsQuoted of them.
-func slowCalls(events []history.Event, from, to int64) string {
+func slowCalls(events []history.Event, from, to int64, w *work) string {
 	last := map[string]string{}
 	var order []string
-	for _, e := range events {
-		if e.Kind != history.Note || e.Op != history.NoteSlowCall || e.Time < from || e.Time > to {
+	first := sort.Search(len(events), func(i int) bool { return events[i].Time >= from }) // events are in time order
+	for _, e := range events[first:] {
+		if e.Time > to {
+			break
+		}
+		w.add(1)
+		if e.Kind != history.Note || e.Op != history.NoteSlowCall {
 			continue
 		}
 		if _, ok := last[e.Process]; !ok {

@@ -18,7 +18,8 @@ func overlapPass(in *input) []Finding {
 		for i, j := range idx {
 			hs[i] = in.holds[j]
 		}
-		out = append(out, overlaps(hs, acc)...)
+		in.work.add(len(hs))
+		out = append(out, overlaps(hs, acc, &in.work)...)
 	}
 	return out
 }
@@ -34,6 +35,7 @@ type leaseAccess struct {
 // accessesByLease lists each lease's accesses in time order.
 func accessesByLease(in *input) map[string][]leaseAccess {
 	m := map[string][]leaseAccess{}
+	in.work.add(len(in.events))
 	for _, e := range in.events {
 		if e.Kind == history.Access && e.Lease != "" {
 			m[e.Lease] = append(m[e.Lease], leaseAccess{t: e.Time, write: e.Access == "write", rejected: e.Rejected})
@@ -77,18 +79,19 @@ func Overlaps(holds []Hold, events []history.Event) []Finding {
 	for _, k := range keys {
 		hs := byKey[k]
 		sort.SliceStable(hs, func(i, j int) bool { return hs[i].Start < hs[j].Start })
-		out = append(out, overlaps(hs, acc)...)
+		out = append(out, overlaps(hs, acc, nil)...)
 	}
 	return out
 }
 
 // overlaps sweeps the holds of one key, ordered by start.
-func overlaps(hs []Hold, acc map[string][]leaseAccess) []Finding {
+func overlaps(hs []Hold, acc map[string][]leaseAccess, w *work) []Finding {
 	var out []Finding
 	var active []int // holds whose effective end is after the current start
 	for j := range hs {
 		b := hs[j]
 		kept := active[:0]
+		w.add(1 + len(active))
 		for _, i := range active {
 			if hs[i].EffectiveEnd() > b.Start {
 				kept = append(kept, i)
@@ -116,7 +119,7 @@ func overlaps(hs []Hold, acc map[string][]leaseAccess) []Finding {
 				From:    from, To: to, Kind: kind,
 			}
 			f.Detail = describeOverlap(a, b, from, to, kind)
-			if refusedAt, ok := fencedOut(acc[a.Lease], b.Start); ok {
+			if refusedAt, ok := fencedOut(acc[a.Lease], b.Start, w); ok {
 				f.Class = ClassFenced
 				f.Detail += fmt.Sprintf("; the resource refused %s's access at %+.3f s after %s was granted (fence %d over %d), and accepted none of its writes from then on, so the stale holder did no harm",
 					a.Lease, float64(refusedAt-b.Start)/1e9, b.Lease, b.Fence, a.Fence)
@@ -130,9 +133,10 @@ func overlaps(hs []Hold, acc map[string][]leaseAccess) []Finding {
 
 // fencedOut says whether the stale lease's accesses from since on include
 // a refusal and no accepted write, and when the first refusal was.
-func fencedOut(as []leaseAccess, since int64) (int64, bool) {
+func fencedOut(as []leaseAccess, since int64, w *work) (int64, bool) {
 	i := sort.Search(len(as), func(i int) bool { return as[i].t >= since })
 	var refused int64 = -1
+	w.add(len(as) - i)
 	for _, a := range as[i:] {
 		if a.rejected {
 			if refused < 0 {

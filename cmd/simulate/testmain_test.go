@@ -17,10 +17,11 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	for _, bin := range []string{binPath, benchBin} {
-		if bin != "" {
-			os.RemoveAll(filepath.Dir(bin))
-		}
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	if benchRoot != "" {
+		os.RemoveAll(benchRoot)
 	}
 	os.Exit(code)
 }
