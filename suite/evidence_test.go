@@ -17,6 +17,7 @@ import (
 // card says violated (its process died) or unknown (the run proved
 // nothing), and no baseline records it as held.
 func TestDyingWorkerIsNeverHeld(t *testing.T) {
+	t.Parallel()
 	subj, err := runner.External(context.Background(), []string{"/usr/bin/python3", filepath.Join("..", "runner", "testdata", "liar.py"), "die-in-cs"}, "")
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,7 @@ func huntLock(tb testing.TB, lock string, opt hunt.Options) *hunt.Result {
 // one without faults), shrunk to no fault at all, and its minimal scenario
 // is an ordinary scenario file that reproduces.
 func TestHuntFindsIgnoreNX(t *testing.T) {
+	t.Parallel()
 	res := huntLock(t, "broken-ignore-nx", hunt.Options{Seed: 7, Runs: 3, RateRuns: 2, ShrinkRuns: 4, Tries: 1})
 	if len(res.Findings) != 1 {
 		t.Fatalf("%d findings, want 1 (card: %s)", len(res.Findings), res.Dir)

@@ -60,12 +60,14 @@ func TestMutationsByCommand(t *testing.T) {
 				t.Fatalf("%s still declares the failpoint %s", broken, p.Failpoint)
 			}
 			t.Run("broken", func(t *testing.T) {
+				t.Parallel()
 				o := runProperty(t, p.Name, broken, cycles)
 				if held(o) {
 					t.Errorf("%s by command held against %s, a lock broken in exactly the way it targets (observed %v)", p.Name, broken, o.Result.Observed)
 				}
 			})
 			t.Run("correct", func(t *testing.T) {
+				t.Parallel()
 				o := runProperty(t, p.Name, correct, cycles)
 				if !held(o) {
 					t.Errorf("%s by command violated by the correct lock %s: %s\n%s report: %s", p.Name, correct, o.Meta.Why, findings(o), o.Dir)

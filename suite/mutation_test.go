@@ -13,8 +13,8 @@ import (
 // Each side runs 2 cycles of the property (1 with -short): every broken
 // lock is caught in each cycle, so 2 keep the test deterministic at a
 // fraction of the properties' own 3 cycles (TestPromises uses those).
-// Properties run in parallel, as many at a time as go test's -parallel
-// (GOMAXPROCS: 2 on the test machine, the suite's own default).
+// Both sides of every property run in parallel, as many at a time as go
+// test's -parallel (this package's default: defaultParallel, run_test.go).
 func TestMutations(t *testing.T) {
 	cycles := 2
 	if testing.Short() {
@@ -24,6 +24,7 @@ func TestMutations(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			t.Run("broken", func(t *testing.T) {
+				t.Parallel()
 				o := runProperty(t, p.Name, p.Broken, cycles)
 				if held(o) {
 					t.Errorf("%s held against %s, a lock broken in exactly the way it targets: the property cannot fail (observed %v)",
@@ -31,6 +32,7 @@ func TestMutations(t *testing.T) {
 				}
 			})
 			t.Run("correct", func(t *testing.T) {
+				t.Parallel()
 				o := runProperty(t, p.Name, p.Correct, cycles)
 				if !held(o) {
 					t.Errorf("%s violated by the correct lock %s: %s\n%s report: %s", p.Name, p.Correct, o.Meta.Why, findings(o), o.Dir)

@@ -77,12 +77,14 @@ func TestPromises(t *testing.T) {
 	for _, subj := range promiseSubjects(t) {
 		name := subj.Label()
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			only, inSubset := promiseSubset[name]
 			if !want["all"] && !want[name] && !inSubset {
 				t.Skipf("not in the default subset (LOCKFAULT_PROMISES=%s or all runs it)", name)
 			}
 			for _, p := range suite.All() {
 				t.Run(p.Name, func(t *testing.T) {
+					t.Parallel() // each property's run has its own nodes and workers
 					exp, why := suite.Promise(subj, p)
 					if exp == card.NotClaimed {
 						t.Skipf("not claimed: %s", why)

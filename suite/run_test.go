@@ -2,7 +2,9 @@ package suite_test
 
 import (
 	"context"
+	"flag"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,13 +18,29 @@ import (
 // TestMain lets this test binary double as the worker process, so the
 // broken locks registered by the tests (mutation_test.go) run in the
 // workers exactly as a built-in lock would.
+//
+// The property runs are mostly waits (leases expiring, pauses, failovers)
+// and each has its nodes, proxies and workers of its own, so this package
+// runs defaultParallel of them at once unless -parallel says otherwise
+// (go test's own default, GOMAXPROCS, is 2 on a 2-core machine, which
+// leaves both cores idle most of the time). The rates campaign ran 12
+// runs at once on this machine with every cell as promised (docs/RATES.md).
 func TestMain(m *testing.M) {
 	if worker.IsWorker() {
 		worker.Main()
 		return
 	}
+	flag.Parse()
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		flag.Set("test.parallel", strconv.Itoa(defaultParallel))
+	}
 	os.Exit(m.Run())
 }
+
+// defaultParallel: property runs at once in this package's tests.
+const defaultParallel = 4
 
 // backend for the property runs: process unless LOCKFAULT_BACKEND says
 // otherwise (docker, auto).
