@@ -70,6 +70,10 @@ func (pauseNode) effect(ctx context.Context, env Env, target string, p Params) f
 			}
 		}
 		return nodesEffect(ctx, ms, func(m *cluster.Member, now cluster.ProcState, fx *effects) {
+			if now.Pid != 0 && now.State == "" {
+				fx.cannot("%s: %v, its state is not readable from here", m.Name, now)
+				return
+			}
 			fx.add(now.Stopped(), "%s stopped: %v", m.Name, now)
 		})
 	}

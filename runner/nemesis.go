@@ -193,13 +193,16 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			return err
 		}
 		checked := time.Now()
-		r.recordEffect(ctx, st, target, e.Cycle, check)
 		if h == nil {
+			r.recordEffect(ctx, st, target, e.Cycle, check)
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
 			return nil
 		}
 		r.taps.releaseHeld() // an await: command before it holds a message until now
 		*act = append(*act, active{st.Fault, target, h})
+		// After the release: the check's own time (a drift measured over
+		// a window) must not lengthen a hold.
+		r.recordEffect(ctx, st, target, e.Cycle, check)
 		if st.For > 0 {
 			// The check's own time counts towards the fault's duration.
 			if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
