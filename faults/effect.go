@@ -128,11 +128,11 @@ func restartedEffect(ctx context.Context, env Env, target string) func(context.C
 			was, ok := before[m.Name]
 			switch {
 			case !ok || was.Pid == 0:
-				fx.add(false, "%s had no process to kill (now %v)", m.Name, now)
+				fx.add(false, "%s had no process to take down (now %v)", m.Name, now)
 			case now.Pid == 0:
-				fx.add(true, "%s: pid %d killed, no process now", m.Name, was.Pid)
+				fx.add(true, "%s: pid %d gone, no process now", m.Name, was.Pid)
 			case now.Pid != was.Pid:
-				fx.add(true, "%s: pid %d killed, restarted as pid %d", m.Name, was.Pid, now.Pid)
+				fx.add(true, "%s: pid %d gone, restarted as pid %d", m.Name, was.Pid, now.Pid)
 			default:
 				fx.add(false, "%s: pid %d still serves", m.Name, was.Pid)
 			}
