@@ -117,6 +117,33 @@ func TestFaultEffectsAreRecorded(t *testing.T) {
     - {await: grant}
     - {fault: promote, target: n2}        # the replica
     - {sleep: 500ms}`},
+		{name: "sentinel-failover/present", fault: "sentinel-failover", topology: "kind: replicated, replicas: 1, sentinels: 3", allow: "overlap, corruption, unavailable", steps: `
+    - {await: grant}
+    - {fault: kill, target: primary}
+    - {fault: sentinel-failover, params: {within: 20s}}
+    - {sleep: 500ms}`},
+		{name: "sentinel-failover/absent", fault: "sentinel-failover", absent: true, topology: "kind: replicated, replicas: 1, sentinels: 3", steps: `
+    - {await: grant}
+    - {fault: sentinel-failover, params: {within: 1s}}   # the master is fine: the Sentinels promote nothing
+    - {sleep: 300ms}`},
+		{name: "power-loss/present", fault: "power-loss", topology: "kind: standalone, persistence: aof-always", steps: `
+    - {await: grant}
+    - {fault: power-loss, target: n1}     # restarts at once with what it had fsync'd: the key
+    - {sleep: 500ms}`},
+		{name: "power-loss/absent", fault: "power-loss", absent: true, topology: "kind: standalone, persistence: aof-always", steps: `
+    - {await: grant}
+    - {fault: kill, target: n1}
+    - {fault: power-loss, target: n1, params: {restart: never}}   # already down
+    - {heal: all}
+    - {sleep: 500ms}`},
+		{name: "restart/present", fault: "restart", topology: "kind: standalone, persistence: aof-always", steps: `
+    - {await: grant}
+    - {fault: restart, target: n1}
+    - {sleep: 500ms}`},
+		{name: "clone-client/present", fault: "clone-client", steps: `
+    - {await: grant}
+    - {fault: clone-client, target: c2, for: 300ms}
+    - {sleep: 300ms}`},
 		{name: "promote/absent", fault: "promote", absent: true, topology: "kind: replicated, replicas: 1", steps: `
     - {await: grant}
     - {fault: promote, target: primary}   # already the master: nothing promoted
