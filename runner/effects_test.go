@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/reports"
 )
@@ -150,6 +151,7 @@ func TestFaultEffectsAreRecorded(t *testing.T) {
     - {sleep: 300ms}`},
 	}
 	for _, c := range cases {
+		// LOCKFAULT_EFFECT_CASE=pause-node runs only the cases so named.
 		if f := os.Getenv("LOCKFAULT_EFFECT_CASE"); f != "" && !strings.Contains(c.name, f) {
 			continue
 		}
@@ -175,7 +177,11 @@ nemesis:
   steps:`+c.steps+`
 expect: [safe]
 `+allow)
-	opt := Options{Backend: "process", ReportsDir: t.TempDir()}
+	backend := "process" // LOCKFAULT_BACKEND=docker runs the cases on containers
+	if b := os.Getenv("LOCKFAULT_BACKEND"); b != "" {
+		backend = b
+	}
+	opt := Options{Backend: cluster.BackendKind(backend), ReportsDir: t.TempDir()}
 	out, err := Run(context.Background(), sc, opt)
 	if err != nil {
 		t.Fatalf("harness error: %v", err)
