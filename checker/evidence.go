@@ -144,6 +144,10 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 		case NoteNoEffect:
 			sum.Steps++
 			noEffect[c] = append(noEffect[c], "no effect seen of "+e.Detail)
+		case NoteNotExercised:
+			if e.Fault != "" {
+				sum.Steps++ // a step that could not be applied at all (its not-exercised finding says why)
+			}
 		}
 	}
 	// Deaths in the warmup (cycle 0) count too: the lock's process died.
