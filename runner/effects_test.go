@@ -72,6 +72,12 @@ func TestFaultEffectsAreRecorded(t *testing.T) {
     - {await: grant}
     - {fault: crash-client, target: c2}
     - {sleep: 300ms}`},
+		{name: "crash-client/absent", fault: "crash-client", absent: true, steps: `
+    - {await: grant}
+    - {fault: crash-client, target: c2}
+    - {sleep: 300ms}
+    - {fault: crash-client, target: c2}   # already dead
+    - {sleep: 300ms}`},
 		{name: "partition-client/present", fault: "partition-client", steps: `
     - {await: grant}
     - {fault: partition-client, target: n1, params: {clients: c1, mode: drop}, for: 300ms}
@@ -114,6 +120,17 @@ func TestFaultEffectsAreRecorded(t *testing.T) {
     - {await: grant}
     - {fault: clock-drift, target: n1, params: {rate: 200ms}, for: 500ms}
     - {sleep: 300ms}`},
+		{name: "clock-drift/absent", fault: "clock-drift", absent: true, topology: "kind: standalone, persistence: aof-always", steps: `
+    - {await: grant}
+    - {fault: kill, target: n1}
+    - {fault: clock-drift, target: n1, params: {rate: 200ms}}   # a node that is down answers no TIME
+    - {heal: all}
+    - {sleep: 500ms}`},
+		{name: "restart/absent", fault: "restart", absent: true, topology: "kind: standalone, persistence: aof-always", steps: `
+    - {await: grant}
+    - {fault: kill, target: n1}
+    - {fault: restart, target: n1}        # nothing to restart cleanly: it was down
+    - {sleep: 500ms}`},
 		{name: "promote/present", fault: "promote", topology: "kind: replicated, replicas: 1", allow: "overlap, corruption", steps: `
     - {await: grant}
     - {fault: promote, target: n2}        # the replica
