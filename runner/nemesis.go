@@ -184,8 +184,9 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
 				// The target did not exist when the step ran (nobody held
 				// the lock, or every client it names had crashed and was
-				// not back yet): the fault attacked nothing. A finding,
-				// not a harness failure.
+				// not back yet), or the fault cannot act on it (a node
+				// clock fault on an etcd node): the fault attacked
+				// nothing. A finding, not a harness failure.
 				r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Fault: st.Fault, Target: target, Cycle: e.Cycle,
 					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", r.sc.File, st.Line, st.String(), err)})
 				return errCycleOver
