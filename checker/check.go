@@ -162,11 +162,18 @@ func finish(r *Result, cycles []int64) {
 		if f.Class == ClassUnknown {
 			why = append(why, f.Detail)
 		}
-		if f.Cycle > 0 && f.Cycle <= len(perCycle) {
-			if perCycle[f.Cycle-1] == nil {
-				perCycle[f.Cycle-1] = map[string]bool{}
+		first, last := f.Cycle, f.Cycle
+		if f.Cycle == 0 && len(cycles) > 0 {
+			// A finding about the run as a whole (it began before the
+			// first cycle: "the lock granted nothing") is in every cycle
+			// it spans, so the rates agree with it.
+			first, last = 1, cycleOf(cycles, f.To)
+		}
+		for c := max(first, 1); c <= min(last, len(perCycle)); c++ {
+			if perCycle[c-1] == nil {
+				perCycle[c-1] = map[string]bool{}
 			}
-			perCycle[f.Cycle-1][f.Class] = true
+			perCycle[c-1][f.Class] = true
 		}
 	}
 	for i, m := range perCycle {

@@ -67,19 +67,42 @@ func (e Evidence) String() string {
 // EvidenceSummary is what a run showed against its requirement.
 type EvidenceSummary struct {
 	Required string `json:"required"`
-	// Cycles of the run, and those that showed the evidence required (or
-	// a finding, which is evidence of its own).
+	// Cycles of the run, and those that showed the evidence required
+	// with every fault step seen to take effect (or a finding about the
+	// lock, which is evidence of its own: an overlap, a stuck lock; not an
+	// unknown, a not-exercised step or a worker that died by itself).
 	Cycles, Shown int
 	Grants        int `json:"grants"`
 	Sections      int `json:"critical_sections"`
+	// Steps: the fault steps whose effect was checked; Seen: those seen
+	// to take effect; Unchecked: those the backend could not show.
+	Steps     int `json:"fault_steps"`
+	Seen      int `json:"fault_steps_seen"`
+	Unchecked int `json:"fault_steps_unchecked,omitempty"`
 	// Missing says, for each cycle without it, what was missing.
 	Missing []string `json:"missing,omitempty"`
 }
 
 // Text is the summary in one line: "3 of 3 cycles with evidence (≥1 grant,
-// ≥1 critical section per cycle), 41 critical sections".
+// ≥1 critical section per cycle), 41 grants, 41 critical sections, 3 of 3
+// fault steps seen to take effect".
 func (s EvidenceSummary) Text() string {
-	return fmt.Sprintf("%d of %d cycles with evidence (%s), %s, %s", s.Shown, s.Cycles, s.Required, plural(s.Grants, "grant"), plural(s.Sections, "critical section"))
+	t := fmt.Sprintf("%d of %d cycles with evidence (%s), %s, %s", s.Shown, s.Cycles, s.Required, plural(s.Grants, "grant"), plural(s.Sections, "critical section"))
+	if s.Steps > 0 {
+		t += fmt.Sprintf(", %d of %s seen to take effect", s.Seen, plural(s.Steps, "fault step"))
+		if s.Unchecked > 0 {
+			t += fmt.Sprintf(" (%d not checkable)", s.Unchecked)
+		}
+	}
+	return t
+}
+
+// provesLock: a finding of this class is evidence that the cycle it is in
+// exercised the lock (it says something about the lock). An unknown, a
+// fault that never reached the lock, or a worker that died by itself, is
+// not.
+func provesLock(class string) bool {
+	return class != ClassUnknown && class != ClassNotExercised && class != ClassDied
 }
 
 // evidencePass finds the clients whose worker died on its own (ClassDied),
@@ -92,8 +115,41 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 	sum.Required = req.String()
 	starts := cycleStarts(in.events, &in.work)
 	flagged := map[int]bool{}
+	unreached := map[int][]string{} // per cycle: its faults that did not reach the lock
 	for _, f := range found {
-		flagged[cycleOf(starts, f.From)] = true
+		c := cycleOf(starts, f.From)
+		switch {
+		case provesLock(f.Class):
+			flagged[c] = true
+		case f.Class == ClassNotExercised:
+			unreached[c] = append(unreached[c], f.Detail)
+		}
+	}
+	// Every fault step's effect, as the runner read it back.
+	noEffect := map[int][]string{}
+	for _, e := range in.events {
+		if e.Kind != history.Note {
+			continue
+		}
+		c := e.Cycle
+		if c == 0 {
+			c = cycleOf(starts, e.Time)
+		}
+		switch e.Op {
+		case NoteEffect:
+			sum.Steps++
+			sum.Seen++
+		case NoteEffectUnchecked:
+			sum.Steps++
+			sum.Unchecked++
+		case NoteNoEffect:
+			sum.Steps++
+			noEffect[c] = append(noEffect[c], "no effect seen of "+e.Detail)
+		case NoteNotExercised:
+			if e.Fault != "" {
+				sum.Steps++ // a step that could not be applied at all (its not-exercised finding says why)
+			}
+		}
 	}
 	// Deaths in the warmup (cycle 0) count too: the lock's process died.
 	for _, c := range ev.Cycles {
@@ -104,7 +160,6 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 		for _, client := range c.Crashed {
 			out = append(out, Finding{Class: ClassDied, Clients: []string{client}, From: at, To: at, Cycle: c.Cycle,
 				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited in cycle %d without the schedule killing it (workers.log has its last words)", client, c.Cycle)})
-			flagged[c.Cycle] = true
 		}
 	}
 	sections := sectionsByCycle(in.events, starts)
@@ -128,8 +183,17 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 			}
 		}
 		missing = append(missing, afterFault(in, starts, c.Cycle, req.AfterFault)...)
-		if len(missing) == 0 || flagged[c.Cycle] {
+		if len(noEffect[c.Cycle]) > 0 {
+			missing = append(missing, strings.Join(noEffect[c.Cycle], "; "))
+		}
+		if (len(missing) == 0 && len(unreached[c.Cycle]) == 0) || flagged[c.Cycle] {
 			sum.Shown++
+			continue
+		}
+		if len(missing) == 0 {
+			// Only a fault that never reached the lock: its own finding
+			// (not-exercised) says so.
+			sum.Missing = append(sum.Missing, fmt.Sprintf("cycle %d proved nothing: %s", c.Cycle, strings.Join(unreached[c.Cycle], "; ")))
 			continue
 		}
 		why := fmt.Sprintf("cycle %d proved nothing: %s", c.Cycle, strings.Join(missing, ", "))

@@ -18,6 +18,17 @@ const (
 	NoteFired = "failpoint-fired"
 	// NoteUnavailable: an await step timed out; DurationMs says how long.
 	NoteUnavailable = "unavailable"
+	// NoteEffect: a fault step was seen to take effect, right after it
+	// was applied (Fault and Target name the step; Detail says what was
+	// seen: a stopped process, a pid gone, a role, connections on a link).
+	NoteEffect = "effect"
+	// NoteNoEffect: a fault step was applied and its effect was not seen
+	// (a pause of a process already gone, a partition of a link no client
+	// had open): its cycle proves nothing.
+	NoteNoEffect = "no-effect"
+	// NoteEffectUnchecked: the backend cannot show a step's effect (a
+	// remote Docker daemon's processes): neither proof nor disproof.
+	NoteEffectUnchecked = "effect-unchecked"
 )
 
 // firedSlack: a failpoint's "fired" message is read concurrently with the

@@ -30,6 +30,47 @@ func (crashClient) Inject(ctx context.Context, env Env, target string, p Params)
 	return nil, err
 }
 
+// effect: each client's process (its pid before the kill) is gone.
+func (crashClient) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	cls, err := env.Clients(target)
+	if err != nil {
+		return nil
+	}
+	before := map[string]int{}
+	for _, c := range cls {
+		before[c.Name()] = c.Proc().Pid
+	}
+	return func(ctx context.Context) Effect {
+		// SIGKILL takes a moment to land: wait (at most 2 s) for every
+		// process killed to be gone before judging.
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			pending := false
+			for _, c := range cls {
+				if was := before[c.Name()]; was != 0 && c.Proc().Pid == was {
+					pending = true
+				}
+			}
+			if !pending || sleepCtx(ctx, time.Millisecond) != nil {
+				break
+			}
+		}
+		var fx effects
+		for _, c := range cls {
+			was, now := before[c.Name()], c.Proc()
+			switch {
+			case was == 0:
+				fx.add(false, "%s had no process to kill", c.Name())
+			case now.Pid == 0:
+				fx.add(true, "%s: pid %d killed", c.Name(), was)
+			default:
+				fx.add(now.Pid != was, "%s: pid %d, now %v", c.Name(), was, now)
+			}
+		}
+		return fx.result()
+	}
+}
+
 type failpoint struct{}
 
 func (failpoint) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {

@@ -2,6 +2,8 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
@@ -26,6 +28,9 @@ func (clockJump) Inject(ctx context.Context, env Env, target string, p Params) (
 	}
 	by, err := clockJumpBy.duration(p)
 	if err != nil {
+		return nil, err
+	}
+	if err := clockMovable(ms); err != nil {
 		return nil, err
 	}
 	for _, m := range ms {
@@ -54,6 +59,9 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 	if err != nil {
 		return nil, err
 	}
+	if err := clockMovable(ms); err != nil {
+		return nil, err
+	}
 	for _, m := range ms {
 		if err := cluster.SetClockDrift(m.Node, rate); err != nil {
 			return nil, err
@@ -70,6 +78,108 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 		}
 		return nil
 	}, nil
+}
+
+// clockMovable refuses a node clock fault on an etcd node before anything
+// is moved: etcd (Go) reads its clock through the vDSO, which the clock
+// shim (LD_PRELOAD, libc calls) does not reach, so the step would move
+// nothing.
+func clockMovable(ms []*cluster.Member) error {
+	for _, m := range ms {
+		if m.Node.Spec().Kind == cluster.KindEtcd {
+			return fmt.Errorf("%w: %s is an etcd node, which reads its clock through the vDSO: the node clock shim cannot move it", ErrNotReachable, m.Name)
+		}
+	}
+	return nil
+}
+
+// nodeOffset is how far a node's clock (its TIME) is from the harness's,
+// read at the middle of the call.
+func nodeOffset(ctx context.Context, c *cluster.Cluster, m *cluster.Member) (time.Duration, error) {
+	t0 := time.Now()
+	v, err := c.Do(ctx, m, "TIME")
+	t1 := time.Now()
+	if err != nil {
+		return 0, err
+	}
+	a, ok := v.([]any)
+	if !ok || len(a) != 2 {
+		return 0, fmt.Errorf("TIME answered %v", v)
+	}
+	sec, err1 := strconv.ParseInt(fmt.Sprint(a[0]), 10, 64)
+	usec, err2 := strconv.ParseInt(fmt.Sprint(a[1]), 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("TIME answered %v", v)
+	}
+	node := time.Unix(sec, usec*1000)
+	return node.Sub(t0.Add(t1.Sub(t0) / 2)), nil
+}
+
+// effect: the node's TIME is off the harness's clock by about the step.
+func (clockJump) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil
+	}
+	by, _ := clockJumpBy.duration(p)
+	return func(ctx context.Context) Effect {
+		var fx effects
+		for _, m := range ms {
+			off, err := nodeOffset(ctx, env.Cluster(), m)
+			if err != nil {
+				fx.add(false, "%s: TIME: %v", m.Name, err)
+				continue
+			}
+			tol := max(250*time.Millisecond, by.Abs()/4)
+			fx.add((off-by).Abs() <= tol, "%s's TIME is %v off the harness's clock (step %v)", m.Name, off.Round(time.Millisecond), by)
+		}
+		return fx.result()
+	}
+}
+
+// effect: the node's TIME drifts from the harness's clock at about the
+// rate, measured over a short window.
+func (clockDrift) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil
+	}
+	rate, _ := clockDriftRate.duration(p)
+	// Long enough for the drift to reach 50ms, at most 1s.
+	window := min(time.Second, time.Duration(float64(time.Second)*float64(50*time.Millisecond)/float64(rate.Abs())))
+	return func(ctx context.Context) Effect {
+		c := env.Cluster()
+		first := map[string]time.Duration{}
+		var fx effects
+		for _, m := range ms {
+			off, err := nodeOffset(ctx, c, m)
+			if err != nil {
+				fx.add(false, "%s: TIME: %v", m.Name, err)
+				continue
+			}
+			first[m.Name] = off
+		}
+		start := time.Now()
+		if sleepCtx(ctx, window) != nil {
+			return Effect{Unchecked: true, What: "not checked: the run ended"}
+		}
+		elapsed := time.Since(start)
+		want := time.Duration(float64(rate) * elapsed.Seconds())
+		for _, m := range ms {
+			o1, ok := first[m.Name]
+			if !ok {
+				continue
+			}
+			o2, err := nodeOffset(ctx, c, m)
+			if err != nil {
+				fx.add(false, "%s: TIME: %v", m.Name, err)
+				continue
+			}
+			d := o2 - o1
+			fx.add(d != 0 && (d > 0) == (want > 0) && d.Abs() >= want.Abs()/2, "%s's TIME gained %v in %v (want about %v)", m.Name, d.Round(time.Millisecond), elapsed.Round(time.Millisecond), want.Round(time.Millisecond))
+		}
+		return fx.result()
+	}
 }
 
 type clockClient struct{}

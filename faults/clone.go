@@ -34,3 +34,25 @@ func (cloneClient) Inject(ctx context.Context, env Env, target string, p Params)
 	}
 	return healAll, nil
 }
+
+// effect: a clone's process runs beside each target client.
+func (cloneClient) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	cls, err := env.Clients(target)
+	if err != nil {
+		return nil
+	}
+	return func(context.Context) Effect {
+		var fx effects
+		for _, c := range cls {
+			clone := c.Name() + "-clone"
+			cs, err := env.Clients(clone)
+			if err != nil || len(cs) == 0 {
+				fx.add(false, "%s: no clone (%v)", c.Name(), err)
+				continue
+			}
+			s := cs[0].Proc()
+			fx.add(s.Pid != 0, "%s runs: %v", clone, s)
+		}
+		return fx.result()
+	}
+}

@@ -50,6 +50,8 @@ type Client interface {
 	Name() string
 	Signal(sig syscall.Signal) error
 	Send(c worker.Command) error
+	// Proc is its process as /proc shows it (Pid 0 once it has died).
+	Proc() cluster.ProcState
 }
 
 // ErrClientGone: the client's process has died (crashed by a fault, or on

@@ -32,6 +32,7 @@ type fakeClient struct {
 
 func (f *fakeClient) Name() string                { return f.name }
 func (f *fakeClient) Signal(syscall.Signal) error { return nil }
+func (f *fakeClient) Proc() cluster.ProcState     { return cluster.ProcState{Pid: 1} }
 func (f *fakeClient) Send(c worker.Command) error { f.sent = append(f.sent, c); return nil }
 
 func (e *env) Cluster() *cluster.Cluster { return e.c }
@@ -264,6 +265,8 @@ type goneClient struct {
 	err  error // what it returns once dead
 }
 
+func (g *goneClient) Proc() cluster.ProcState { return cluster.ProcState{} }
+
 func (g *goneClient) Signal(syscall.Signal) error {
 	if g.dead {
 		return g.err
@@ -380,7 +383,9 @@ type recordingClient struct {
 	calls []string
 }
 
-func (r *recordingClient) Name() string { return r.name }
+func (r *recordingClient) Name() string            { return r.name }
+func (r *recordingClient) Proc() cluster.ProcState { return cluster.ProcState{Pid: 1} }
+
 func (r *recordingClient) Signal(s syscall.Signal) error {
 	r.calls = append(r.calls, s.String())
 	return nil

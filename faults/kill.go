@@ -45,6 +45,12 @@ func (kill) Inject(ctx context.Context, env Env, target string, p Params) (Heal,
 	return restart, nil
 }
 
+// effect: the node's process is gone, and restarted under a new pid when
+// the step restarts it.
+func (kill) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	return restartedEffect(ctx, env, target)
+}
+
 // killRestart: absent, the killed node stays down until the heal.
 var killRestart = restartSpec(0, true, "0s or 10s")
 

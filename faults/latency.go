@@ -90,3 +90,18 @@ func directionStreams(dir string) ([]string, error) {
 	}
 	return nil, paramErr("direction", "%q is not allowed (allowed: both, to-node, from-node)", dir)
 }
+
+// effect: the links slowed were in use: connections were open on them when
+// the toxic was added (it holds every byte they carry).
+func (latency) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil
+	}
+	names, err := clientLinks(env, ms, p)
+	if err != nil {
+		return nil
+	}
+	before := linkConns(env, names)
+	return func(context.Context) Effect { return before }
+}

@@ -19,32 +19,59 @@ func init() {
 // toxic with timeout 0 that swallows data (mode=drop), optionally one way.
 type partition struct{ peer bool }
 
-func (pt partition) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+// links are the proxies a partition cuts.
+func (pt partition) links(env Env, target string, p Params) ([]string, error) {
 	ms, err := nodes(env, target)
 	if err != nil {
 		return nil, err
 	}
-	c := env.Cluster()
 	var names []string
 	if pt.peer {
 		for _, m := range ms {
 			names = append(names, cluster.PeerProxy(m.Name))
 		}
-	} else {
-		ct := p["clients"]
-		if ct == "" {
-			ct = "all"
-		}
-		cls, err := env.Clients(ct)
-		if err != nil {
-			return nil, err
-		}
-		for _, cl := range cls {
-			for _, m := range ms {
-				names = append(names, cluster.ClientProxy(cl.Name(), m.Name))
-			}
+		return names, nil
+	}
+	return clientLinks(env, ms, p)
+}
+
+// clientLinks are the proxies from the clients of param clients (default
+// all) to the nodes.
+func clientLinks(env Env, ms []*cluster.Member, p Params) ([]string, error) {
+	ct := p["clients"]
+	if ct == "" {
+		ct = "all"
+	}
+	cls, err := env.Clients(ct)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, cl := range cls {
+		for _, m := range ms {
+			names = append(names, cluster.ClientProxy(cl.Name(), m.Name))
 		}
 	}
+	return names, nil
+}
+
+// effect: the links cut were in use: connections were open on them when
+// they were cut (reset closes them; drop swallows what they carry).
+func (pt partition) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	names, err := pt.links(env, target, p)
+	if err != nil {
+		return nil
+	}
+	before := linkConns(env, names)
+	return func(context.Context) Effect { return before }
+}
+
+func (pt partition) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+	names, err := pt.links(env, target, p)
+	if err != nil {
+		return nil, err
+	}
+	c := env.Cluster()
 	mode, streams, err := partitionParams(p)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,17 @@ func (powerLoss) Inject(ctx context.Context, env Env, target string, p Params) (
 	return nil, restart(ctx)
 }
 
+// effect: the node's process is gone, and restarted under a new pid.
+func (powerLoss) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	return restartedEffect(ctx, env, target)
+}
+
 type cleanRestart struct{}
+
+// effect: a new process serves.
+func (cleanRestart) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	return restartedEffect(ctx, env, target)
+}
 
 func (cleanRestart) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
 	ms, err := nodes(env, target)

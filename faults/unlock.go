@@ -29,16 +29,9 @@ func (manualUnlock) Inject(ctx context.Context, env Env, target string, p Params
 	if err != nil {
 		return nil, err
 	}
-	key, err := unlockKey(p)
+	key, err := lockKey(env, p)
 	if err != nil {
 		return nil, err
-	}
-	if key == "" {
-		res := "order"
-		if re, ok := env.(resourceEnv); ok && re.Resource() != "" {
-			res = re.Resource()
-		}
-		key = lockimpl.KeyFor(res)
 	}
 	c := env.Cluster()
 	for _, m := range ms {
@@ -49,6 +42,42 @@ func (manualUnlock) Inject(ctx context.Context, env Env, target string, p Params
 		env.Logf("manual-unlock: DEL %s on %s removed %v key(s)", key, m.Name, v)
 	}
 	return nil, nil
+}
+
+// lockKey is the key manual-unlock deletes: param key, or the workload's.
+func lockKey(env Env, p Params) (string, error) {
+	key, err := unlockKey(p)
+	if err != nil || key != "" {
+		return key, err
+	}
+	res := "order"
+	if re, ok := env.(resourceEnv); ok && re.Resource() != "" {
+		res = re.Resource()
+	}
+	return lockimpl.KeyFor(res), nil
+}
+
+// effect: the key existed on a target node just before the DEL (a DEL of
+// a key nobody held clears nothing).
+func (manualUnlock) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil
+	}
+	key, err := lockKey(env, p)
+	if err != nil {
+		return nil
+	}
+	var fx effects
+	for _, m := range ms {
+		v, err := env.Cluster().Do(ctx, m, "EXISTS", key)
+		if err != nil {
+			fx.add(false, "%s: EXISTS %s: %v", m.Name, key, err)
+			continue
+		}
+		fx.add(fmt.Sprint(v) != "0", "%s held %s before the DEL: EXISTS %v", m.Name, key, v)
+	}
+	return func(context.Context) Effect { return fx.result() }
 }
 
 func (manualUnlock) Validate(p Params) error {

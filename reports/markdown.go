@@ -54,6 +54,16 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 		{plain("matched"), toned(yesNo(meta.Matched)+" — "+meta.Why, meta.Matched)},
 		{plain("linearizability of the critical sections (porcupine)"), plain(orDash(r.Linearizable))},
 	}})
+	if ev := r.Evidence; ev != nil {
+		d.p(bold("Evidence:"), txt(" "+ev.Text()+"."))
+		if len(ev.Missing) > 0 {
+			var items [][]inline
+			for _, m := range ev.Missing {
+				items = append(items, item(txt(m)))
+			}
+			d.ul(items...)
+		}
+	}
 
 	if have[FileTimeline] {
 		d.h(2, "Timeline")
@@ -68,6 +78,7 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 	cyclesSection(d, sp, events, r)
 	statsSection(d, events, r)
 	faultsSection(d, sp, meta, r)
+	effectsSection(d, sp, events)
 
 	d.h(2, "Files")
 	var items [][]inline
@@ -406,6 +417,47 @@ func faultsSection(d *document, sp span, meta Meta, r *checker.Result) {
 	d.tab(t)
 	if rest := len(r.Faults) - maxWindowRows; rest > 0 {
 		d.p(txt(fmt.Sprintf("… and %d more fault windows (see report.json).", rest)))
+	}
+}
+
+// effectsSection says, per fault step, what was seen of its effect (the
+// runner's effect notes, and the steps that never reached the lock).
+func effectsSection(d *document, sp span, events []history.Event) {
+	t := table{header: []string{"at (s)", "cycle", "fault", "target", "effect", "what was seen"}}
+	n := 0
+	for _, e := range events {
+		if e.Kind != history.Note {
+			continue
+		}
+		var verdict string
+		switch e.Op {
+		case checker.NoteEffect:
+			verdict = "seen"
+		case checker.NoteNoEffect:
+			verdict = "NOT SEEN"
+		case checker.NoteEffectUnchecked:
+			verdict = "not checkable"
+		case checker.NoteNotExercised:
+			verdict = "NOT APPLIED"
+		default:
+			continue
+		}
+		n++
+		if n > maxWindowRows {
+			continue
+		}
+		t.rows = append(t.rows, []cell{plain(sp.secs(e.Time)), plain(fmt.Sprint(e.Cycle)), plain(orDash(e.Fault)), plain(orDash(e.Target)),
+			toned(verdict, e.Op == checker.NoteEffect), plain(e.Detail)})
+	}
+	if n == 0 {
+		return
+	}
+	d.h(3, "What each fault step was seen to do")
+	d.p(txt("Right after each step was applied the harness read its effect back (a stopped process, a pid gone, a role, a node's TIME, connections open on a link). " +
+		"A step whose effect was not seen leaves its cycle without evidence."))
+	d.tab(t)
+	if rest := n - maxWindowRows; rest > 0 {
+		d.p(txt(fmt.Sprintf("… and %d more steps (see history.jsonl).", rest)))
 	}
 }
 

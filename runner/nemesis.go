@@ -176,29 +176,37 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			// The history names the client whose command fired.
 			target = r.taps.trigger()
 		}
+		check := faults.Prove(ctx, st.Fault, env{r}, target, faults.Params(st.Params))
 		e := r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: r.currentCycle(), Detail: st.String()})
 		h, err := f.Inject(ctx, env{r}, target, faults.Params(st.Params))
 		if err != nil {
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
-			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) {
+			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
 				// The target did not exist when the step ran (nobody held
 				// the lock, or every client it names had crashed and was
-				// not back yet): the fault attacked nothing. A finding,
-				// not a harness failure.
-				r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Cycle: e.Cycle,
+				// not back yet), or the fault cannot act on it (a node
+				// clock fault on an etcd node): the fault attacked
+				// nothing. A finding, not a harness failure.
+				r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Fault: st.Fault, Target: target, Cycle: e.Cycle,
 					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", r.sc.File, st.Line, st.String(), err)})
 				return errCycleOver
 			}
 			return err
 		}
+		checked := time.Now()
 		if h == nil {
+			r.recordEffect(ctx, st, target, e.Cycle, check)
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
 			return nil
 		}
 		r.taps.releaseHeld() // an await: command before it holds a message until now
 		*act = append(*act, active{st.Fault, target, h})
+		// After the release: the check's own time (a drift measured over
+		// a window) must not lengthen a hold.
+		r.recordEffect(ctx, st, target, e.Cycle, check)
 		if st.For > 0 {
-			if err := sleep(ctx, st.For.D()); err != nil {
+			// The check's own time counts towards the fault's duration.
+			if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
 				return err
 			}
 			return r.heal(ctx, st.Fault, act)
@@ -206,6 +214,30 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 		return nil
 	}
 	return fmt.Errorf("empty step")
+}
+
+// recordEffect runs a step's effect check (if its fault has one) and notes
+// what it saw in the history at the step: checker.NoteEffect when the fault
+// took effect, checker.NoteNoEffect when it did not (its cycle then proves
+// nothing), checker.NoteEffectUnchecked when the backend cannot show it.
+func (r *run) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) {
+	if check == nil {
+		return
+	}
+	eff := check(ctx)
+	op := checker.NoteEffect
+	switch {
+	case eff.Seen:
+	case eff.Unchecked:
+		op = checker.NoteEffectUnchecked
+	default:
+		op = checker.NoteNoEffect
+	}
+	r.hist.Append(history.Event{Kind: history.Note, Op: op, Fault: st.Fault, Target: target, Cycle: cycle,
+		Detail: fmt.Sprintf("%s:%d: %s: %s", r.sc.File, st.Line, st.String(), eff.What)})
+	if op == checker.NoteNoEffect {
+		fmt.Fprintf(r.log, "cycle %d: %s had no effect: %s\n", cycle, st.String(), eff.What)
+	}
 }
 
 // heal heals the named active faults (or "all"), newest first.

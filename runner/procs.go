@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/worker"
@@ -333,6 +334,26 @@ func (t *tailBuffer) String() string {
 }
 
 func (p *proc) Name() string { return p.name }
+
+// Proc is the worker's process as /proc shows it: state T once every
+// thread is stopped; Pid 0 once it has died.
+func (p *proc) Proc() cluster.ProcState {
+	select {
+	case <-p.dead:
+		return cluster.ProcState{}
+	default:
+	}
+	pid := p.cmd.Process.Pid
+	ts := threads(pid, false)
+	if len(ts) == 0 {
+		return cluster.ProcState{}
+	}
+	s := cluster.ProcState{Pid: pid, State: string(ts[0].state)}
+	if threadsStopped(pid) {
+		s.State = "T"
+	}
+	return s
+}
 
 // Send writes one command line.
 func (p *proc) Send(c worker.Command) error {

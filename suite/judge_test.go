@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lockfault/lockfault/card"
@@ -44,5 +45,19 @@ func TestJudgeNotExercised(t *testing.T) {
 		if c.want == card.Unknown && row.Finding == "" {
 			t.Errorf("observed %v: unknown without the reason", c.observed)
 		}
+	}
+}
+
+// A property whose every cycle had a fault step without effect is unknown,
+// never held, and its row names the step.
+func TestJudgeStepWithoutEffect(t *testing.T) {
+	plan := &runner.Plan{Scenario: &scenarios.Scenario{Expect: []string{checker.ClassSafe}}}
+	f := checker.Finding{Class: checker.ClassUnknown, Cycle: 1,
+		Detail: "cycle 1 proved nothing: no effect seen of suite/x.yaml:9: fault partition-client on n1 clients=c2: c2>n1: 0 open connection(s)"}
+	res := &checker.Result{Observed: []string{checker.ClassUnknown}, Findings: []checker.Finding{f}, CycleObserved: [][]string{{checker.ClassUnknown}}}
+	var row card.Row
+	judge(&row, plan, res, false, "observed but not expected: unknown")
+	if row.Outcome != card.Unknown || !strings.Contains(row.Finding, "fault partition-client on n1") {
+		t.Fatalf("outcome %s, finding %q: want unknown naming the step", row.Outcome, row.Finding)
 	}
 }

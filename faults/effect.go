@@ -1,0 +1,156 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockfault/lockfault/cluster"
+)
+
+// Effect is what a fault step was seen to do, read back right after it was
+// applied: the runner records it in the history at the step, and a step
+// whose effect was not seen leaves its cycle without evidence.
+type Effect struct {
+	// Seen: the fault took effect (a process stopped, a pid gone, a role
+	// changed, a link in use cut).
+	Seen bool
+	// Unchecked: the backend cannot show the effect (a remote Docker
+	// daemon's processes): neither proof nor disproof, so the cycle keeps
+	// its evidence and the history says why it was not checked.
+	Unchecked bool
+	// What was seen, or not: "n1 stopped (pid 4242, state T)".
+	What string
+}
+
+// ErrNotReachable: the fault cannot act on its target at all (a node clock
+// fault on an etcd node, which reads its clock through the vDSO). The
+// runner records the step as not exercised, with the reason.
+var ErrNotReachable = errors.New("this fault cannot reach its target")
+
+// effector is implemented by a fault that checks its own effect: effect
+// runs just before the step is injected (to read what the fault will
+// change: pids, open connections) and returns the check the runner calls
+// right after Inject returned. Each fault has its check beside it, in its
+// own file.
+type effector interface {
+	effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect
+}
+
+// Prove returns the check of a step's effect, from the one place that knows
+// every fault (the registry): nil when the fault has no check of its own (a
+// failpoint is proved by its firing, as the history already records; a
+// client clock step is not checked here).
+func Prove(ctx context.Context, name string, env Env, target string, p Params) func(context.Context) Effect {
+	e, ok := registry[name]
+	if !ok {
+		return nil
+	}
+	ef, ok := e.f.(effector)
+	if !ok {
+		return nil
+	}
+	return ef.effect(ctx, env, target, p)
+}
+
+// Proved reports whether a fault records its effect (docs, list).
+func Proved(name string) bool {
+	e, ok := registry[name]
+	if !ok {
+		return false
+	}
+	_, ok = e.f.(effector)
+	return ok
+}
+
+// effects joins per-target observations: seen when any target was, and
+// unchecked when none was seen and some could not be checked.
+type effects struct {
+	parts           []string
+	seen, unchecked bool
+}
+
+func (e *effects) add(seen bool, format string, args ...any) {
+	e.parts = append(e.parts, fmt.Sprintf(format, args...))
+	e.seen = e.seen || seen
+}
+
+func (e *effects) cannot(format string, args ...any) {
+	e.parts = append(e.parts, "not checked: "+fmt.Sprintf(format, args...))
+	e.unchecked = true
+}
+
+func (e *effects) result() Effect {
+	if len(e.parts) == 0 {
+		return Effect{What: "no target"}
+	}
+	return Effect{Seen: e.seen, Unchecked: !e.seen && e.unchecked, What: strings.Join(e.parts, "; ")}
+}
+
+// nodeProcs reads the server processes of nodes (before a kill or restart).
+func nodeProcs(ctx context.Context, ms []*cluster.Member) map[string]cluster.ProcState {
+	out := map[string]cluster.ProcState{}
+	for _, m := range ms {
+		if s, err := cluster.NodeProc(ctx, m.Node); err == nil {
+			out[m.Name] = s
+		}
+	}
+	return out
+}
+
+// nodesEffect reads the target nodes again (nodes already resolved by the
+// caller) and judges each with ok.
+func nodesEffect(ctx context.Context, ms []*cluster.Member, judge func(m *cluster.Member, now cluster.ProcState, fx *effects)) Effect {
+	var fx effects
+	for _, m := range ms {
+		now, err := cluster.NodeProc(ctx, m.Node)
+		if err != nil {
+			fx.cannot("%s: %v", m.Name, err)
+			continue
+		}
+		judge(m, now, &fx)
+	}
+	return fx.result()
+}
+
+// restartedEffect is the check of a fault that kills nodes (kill, power
+// loss, restart): each node's process before is gone, and, once restarted,
+// a new pid serves.
+func restartedEffect(ctx context.Context, env Env, target string) func(context.Context) Effect {
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil
+	}
+	before := nodeProcs(ctx, ms)
+	return func(ctx context.Context) Effect {
+		return nodesEffect(ctx, ms, func(m *cluster.Member, now cluster.ProcState, fx *effects) {
+			was, ok := before[m.Name]
+			switch {
+			case !ok || was.Pid == 0:
+				fx.add(false, "%s had no process to take down (now %v)", m.Name, now)
+			case now.Pid == 0:
+				fx.add(true, "%s: pid %d gone, no process now", m.Name, was.Pid)
+			case now.Pid != was.Pid:
+				fx.add(true, "%s: pid %d gone, restarted as pid %d", m.Name, was.Pid, now.Pid)
+			default:
+				fx.add(false, "%s: pid %d still serves", m.Name, was.Pid)
+			}
+		})
+	}
+}
+
+// linkConns counts the open connections on proxies (the links a fault is
+// about to cut or slow): the lock used a link when one was open on it.
+func linkConns(env Env, names []string) Effect {
+	var fx effects
+	for _, n := range names {
+		k, err := env.Cluster().Net.Conns(n)
+		if err != nil {
+			fx.cannot("%s: %v", n, err)
+			continue
+		}
+		fx.add(k > 0, "%s: %d open connection(s)", n, k)
+	}
+	return fx.result()
+}
