@@ -31,8 +31,8 @@ func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// -o build -o image: the recipe alone, nothing built or installed.
-	cmd := exec.Command("make", "-s", "-o", "build", "-o", "image", "cards", "BIN="+rel, "ARGS=")
+	// -o build, -o image, -o debs-*: the recipe alone, nothing built or installed.
+	cmd := exec.Command("make", "-s", "-o", "build", "-o", "image", "-o", "debs-servers", "-o", "debs-python", "-o", "debs-php", "cards", "BIN="+rel, "ARGS=")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {

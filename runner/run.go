@@ -264,6 +264,16 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		return err
 	}
 	meta.Backend = backend.Name()
+	topo := clusterTopology(r.sc)
+	topo.ClockShim = r.needsShim()
+	if backend.Name() == "process" {
+		// A missing server is named with its Debian package before any
+		// node starts.
+		if err := cluster.CheckPrograms(topo.Programs()...); err != nil {
+			backend.Close(context.Background())
+			return err
+		}
+	}
 	r.note("setup", "backend "+backend.Name())
 	r.info.Backend = backend.Name()
 	if err := writeRunInfo(r.dir, r.info); err != nil {
@@ -282,8 +292,6 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		backend.Close(context.Background())
 		return err
 	}
-	topo := clusterTopology(r.sc)
-	topo.ClockShim = r.needsShim()
 	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
 	r.clus, err = cluster.Start(ctx, backend, nw, topo)
 	if err != nil {

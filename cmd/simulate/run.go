@@ -24,6 +24,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.Int64Var(&ov.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	f.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
 	quiet := f.Bool("q", false, "print only the run line and the summary")
+	packages := f.Bool("packages", false, "print the Debian packages the scenario's servers (and -worker's interpreter) come in, on one line, and exit: nothing runs (make scenario installs them)")
 	pos, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -42,6 +43,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if *packages {
+		fmt.Fprintln(stdout, strings.Join(runner.Packages(sc, *workerLine), " "))
+		return 0
 	}
 	subj, err := optionalSubject(ctx, *lock, *workerLine)
 	if err != nil {
