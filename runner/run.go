@@ -424,19 +424,27 @@ func (r *run) supported(b cluster.Backend) error {
 }
 
 // needsShim: clock and power-loss faults need the node shim preloaded.
-func (r *run) needsShim() bool {
-	uses := func(f string) bool { return f == "clock-jump" || f == "clock-drift" || f == "power-loss" }
-	if r.sc.Topology.Kind == lockfault.Etcd {
-		return false // etcd reads time through the vDSO: the shim cannot move it
+func (r *run) needsShim() bool { return UsesClockShim(r.sc) }
+
+// ShimFaults are the faults that move a node's clock through the clock
+// shim (power-loss restarts a node with its clock behind).
+var ShimFaults = []string{"clock-jump", "clock-drift", "power-loss"}
+
+// UsesClockShim reports whether a run of sc starts its nodes with the clock
+// shim: a step or the random nemesis uses one of ShimFaults on a Redis
+// topology (etcd reads time through the vDSO: the shim cannot move it).
+func UsesClockShim(sc *scenarios.Scenario) bool {
+	if sc.Topology.Kind == lockfault.Etcd {
+		return false
 	}
-	for _, st := range r.sc.Nemesis.Steps {
-		if uses(st.Fault) {
+	for _, st := range sc.Nemesis.Steps {
+		if slices.Contains(ShimFaults, st.Fault) {
 			return true
 		}
 	}
-	if rn := r.sc.Nemesis.Random; rn != nil {
+	if rn := sc.Nemesis.Random; rn != nil {
 		for _, f := range rn.Faults {
-			if uses(f) {
+			if slices.Contains(ShimFaults, f) {
 				return true
 			}
 		}
