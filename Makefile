@@ -52,6 +52,7 @@ deps: modules
 modules:
 	$(GO) mod download
 	cd ext && $(GO) mod download
+	cd tools && $(GO) mod download
 
 debs-servers:
 	@$(APT_NEED) "the servers lockfault's nodes run (Redis, Sentinel, etcd)" $(DEBS_SERVERS)
@@ -97,6 +98,8 @@ test: debs-test build image
 	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
 	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
 	cd ext && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
+	@# tools is its own module too: actionlint on the shipped workflow.
+	cd tools && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Three rows at a time: most of a row is its schedule's waits, so the 2 cores
 # carry three (measured: under 5 min on both backends; 174 of 175 rows
