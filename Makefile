@@ -10,6 +10,7 @@
 #   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
 #   make bench-scenarios                 wall time of master-failover and of the single and redlock suites (both backends)
 #   make bench-claims                    the same plus the wall time of the whole catalogue
+#   make campaign-image                  the image the Kubernetes Job's pods run (docs/CAMPAIGNS.md)
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
 #   make docs                            regenerate the tables in docs/ from the code
@@ -24,7 +25,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps modules debs-servers debs-python debs-php debs-test build ext shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build campaign-image ext shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
@@ -79,6 +80,13 @@ shim:
 	@[ -f faults/clockshim/libclockshim.so ] || command -v $${CC:-gcc} >/dev/null || \
 	  $(APT_NEED) "the clock shim (faults/clockshim) is compiled from C" gcc
 	@bash faults/clockshim/build.sh
+
+# The campaign image (the Kubernetes Job's pods: docs/CAMPAIGNS.md), built
+# offline as the node image is: simulate, lockfault-ext, the servers, the
+# clock shim and the Python and PHP workers' packages, tagged by lockfault's
+# version, running as UID/GID 65532. Prints its tag last.
+campaign-image: debs-servers debs-python debs-php build
+	@bash cluster/image/campaign.sh
 
 # The node image, built offline from the host's binaries (no registry here).
 image: shim

@@ -167,6 +167,15 @@ exec simulate campaign -def %s -shard "$i/%d" -backend process -parallel %d -res
 		DefinitionPath, shards, runsPerPod, ResultsDir)
 }
 
+// MergeScript is the merge step, once every shard has completed: in a pod
+// like the Job's (the same image and results volume), every shard folder
+// merged into /results/merged (campaign.json, campaign.md, junit.xml).
+// Its exit code is simulate merge's: 0, 1 when cells differ from the
+// promise table, 2 when shards or runs are missing.
+func MergeScript() string {
+	return fmt.Sprintf("set -eu\nexec simulate merge -out %s/merged %s/shard-*", ResultsDir, ResultsDir)
+}
+
 func (o Options) labels() map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "lockfault", "app.kubernetes.io/component": "campaign", "lockfault/campaign": o.Name}
 }
