@@ -58,6 +58,21 @@ else
 	IMAGE="lockfault-campaign:${rev:-dev-$(sha256sum <"$simulate" | cut -c1-12)}"
 fi
 
+# Digest of the inputs: an image of this tag built from the same files is
+# not built again (LOCKFAULT_IMAGE_REBUILD=1 forces it).
+digest="$( {
+	cat "${BASH_SOURCE[0]}"
+	for f in "$simulate" "$ext" "$redis" "$etcd" "$shim" "$(readlink -f /bin/sh)"; do sha256sum <"$(readlink -f "$f")"; done
+	dpkg-query -W python3-redis python3-tooz php-cli php-redis php-malkusch-lock php-symfony-lock php-illuminate-cache php-illuminate-redis tzdata 2>/dev/null || true
+	(cd "$root/examples" && find . -type f ! -name '*.go' -print0 | sort -z | xargs -0 sha256sum)
+} | sha256sum | cut -c1-32)"
+previous="$(docker image inspect --format '{{.Id}} {{ index .Config.Labels "lockfault.inputs" }}' "$IMAGE" 2>/dev/null || true)"
+if [[ "${LOCKFAULT_IMAGE_REBUILD:-}" != 1 && "${previous#* }" == "$digest" ]]; then
+	say "$IMAGE is up to date (inputs $digest)"
+	echo "$IMAGE"
+	exit 0
+fi
+
 work="$(mktemp -d "${TMPDIR:-/tmp}/lockfault-campaign-image-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 rootfs="$work/context/rootfs"
@@ -156,7 +171,7 @@ cat >"$work/context/Dockerfile" <<EOF
 FROM scratch
 COPY rootfs/ /
 ENV PATH=/usr/local/bin:/usr/bin:/bin HOME=/tmp TMPDIR=/tmp LOCKFAULT_CLOCK_SHIM=/lockfault/libclockshim.so
-LABEL lockfault.campaign-image=1 lockfault.simulate-sha256=$version lockfault.workers="${workers# }"
+LABEL lockfault.campaign-image=1 lockfault.inputs=$digest lockfault.simulate-sha256=$version lockfault.workers="${workers# }"
 USER 65532:65532
 WORKDIR /lockfault
 CMD ["simulate", "-h"]
@@ -165,6 +180,11 @@ say "building $IMAGE"
 if ! DOCKER_BUILDKIT=0 docker build --force-rm -t "$IMAGE" "$work/context" >"$work/build.log" 2>&1; then
 	cat "$work/build.log" >&2
 	die "docker build failed"
+fi
+# The image this tag named before, if nothing else names it now.
+old_id="${previous%% *}"
+if [[ -n "$old_id" && "$old_id" != "$(docker image inspect --format '{{.Id}}' "$IMAGE")" ]]; then
+	docker rmi "$old_id" >/dev/null 2>&1 && say "removed the image $IMAGE named before" || true
 fi
 say "built $IMAGE ($(docker image inspect --format '{{.Size}}' "$IMAGE") bytes); push it with: docker tag $IMAGE REGISTRY/lockfault-campaign:TAG && docker push REGISTRY/lockfault-campaign:TAG"
 echo "$IMAGE"
