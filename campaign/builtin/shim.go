@@ -14,8 +14,9 @@ import (
 
 // ClockShimItems lists the keys of the items of d whose runs start their
 // nodes with the clock shim (runner.ShimFaults) for some subject: a
-// property or scenario whose schedule uses one of those faults, a hunt seed
-// whose subject may draw one (its known limits do not exclude it). A
+// property the subject claims or a scenario whose schedule uses one of
+// those faults, a hunt seed whose subject may draw one (its known limits
+// do not exclude it). A
 // campaign refuses them up front when the shim is missing, instead of
 // failing each such run when its nodes start. A subject that cannot be
 // resolved (a worker that does not start) counts as a single-master lock.
@@ -43,6 +44,9 @@ func ClockShimItems(ctx context.Context, d *campaign.Definition) []string {
 				p, ok := suite.Lookup(it.Name)
 				if !ok {
 					return false
+				}
+				if ok, _ := p.Applies(s.info); !ok {
+					return false // not claimed: no run
 				}
 				sc, err := p.LoadFor(s.info)
 				return err == nil && runner.UsesClockShim(sc)
