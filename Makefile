@@ -40,8 +40,9 @@ DEBS_PHP := php-cli php-redis php-malkusch-lock php-symfony-lock php-illuminate-
 DEBS_TEST := gcc make iproute2 chromium
 DEBS := $(DEBS_SERVERS) $(DEBS_PYTHON) $(DEBS_PHP) $(DEBS_TEST)
 APT_NEED := bash .ci/apt-need
-# A suite's worker= brings its language's libraries.
-WORKER_DEBS = $(if $(findstring python,$(worker)),debs-python) $(if $(findstring php,$(worker)),debs-php)
+# A worker (make suite worker=..., or -worker in a scenario's ARGS) brings
+# its language's lock libraries.
+WORKER_DEBS = $(if $(findstring python,$(worker) $(ARGS)),debs-python) $(if $(findstring php,$(worker) $(ARGS)),debs-php)
 
 # Every Debian package and Go module lockfault uses (.ci/run).
 deps: modules
@@ -94,7 +95,7 @@ image: shim
 
 # Only the servers the scenario's topology runs (and -worker's interpreter,
 # given in ARGS) are installed: `simulate run -packages` names them.
-scenario: build
+scenario: $(WORKER_DEBS) build
 	@pkgs=$$(./$(BIN) run -packages $(ARGS) $(name)) && \
 	  $(APT_NEED) "scenario $(name) runs them" $$pkgs
 	@$(MAKE) --no-print-directory image
