@@ -64,6 +64,9 @@ func hasCommandAwait(sc *scenarios.Scenario) bool {
 	return slices.ContainsFunc(sc.Nemesis.Steps, func(st scenarios.Step) bool { return st.Await == awaitCommand })
 }
 
+// Programs lists the servers a run of sc starts.
+func Programs(sc *scenarios.Scenario) []string { return clusterTopology(sc).Programs() }
+
 // Packages lists the Debian packages a run of sc needs on this machine: its
 // topology's servers, and the interpreter of workerLine when lockfault knows
 // the package that provides it.

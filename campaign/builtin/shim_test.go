@@ -29,4 +29,7 @@ func TestClockShimItems(t *testing.T) {
 			t.Errorf("%s is listed: %v", not, got)
 		}
 	}
+	if n := NeedsOf(context.Background(), d); !slices.Equal(n.Programs, []string{"redis-server"}) {
+		t.Errorf("programs %v, want redis-server alone (no item of single runs Sentinels)", n.Programs)
+	}
 }

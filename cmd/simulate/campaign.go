@@ -77,7 +77,14 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
-	if items := builtin.ClockShimItems(ctx, d); len(items) > 0 {
+	// What the runs need, checked before any starts.
+	needs := builtin.NeedsOf(ctx, d)
+	if *backend == cluster.BackendProcess {
+		if err := cluster.CheckPrograms(needs.Programs...); err != nil {
+			return f.fail("%v", err)
+		}
+	}
+	if items := needs.ShimItems; len(items) > 0 {
 		if _, err := cluster.ClockShimPath(); err != nil {
 			return f.fail("%d items use clock-jump, clock-drift or power-loss, which need the clock shim, and it is missing (%v): %s (make shim builds it; LOCKFAULT_CLOCK_SHIM names it; or leave these items out)",
 				len(items), err, strings.Join(items, ", "))

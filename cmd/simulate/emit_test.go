@@ -71,6 +71,13 @@ func TestCampaignRefusesUpFront(t *testing.T) {
 		!strings.HasSuffix(strings.TrimSpace(stderr[:strings.Index(stderr, " (make shim")]), "scenario:redlock-clock-jump") {
 		t.Errorf("a clock-jump scenario without the shim: exit %d, %s", code, stderr)
 	}
+	// A pod whose image lacks a server (PATH holding none): the server is
+	// named with its package, before any run.
+	t.Setenv("PATH", t.TempDir())
+	code, _, stderr = run("campaign", "-locks", "single", "-properties", "exclusion/no-faults,failover/sentinel", "-backend", "process", "-results", results)
+	if code != 2 || !strings.Contains(stderr, "redis-server not found: install the Debian package redis-server; redis-sentinel not found: install the Debian package redis-sentinel") {
+		t.Errorf("a campaign without the servers: exit %d, %s", code, stderr)
+	}
 	if _, err := os.Stat(results); !os.IsNotExist(err) {
 		t.Errorf("a refused campaign made its results folder: %v", err)
 	}
