@@ -140,6 +140,9 @@ func TestMissingProgramIsNamedWithItsPackage(t *testing.T) {
 		!strings.Contains(stderr, "redis-sentinel not found: install the Debian package redis-sentinel") {
 		t.Errorf("sentinel-failover without the servers: exit %d, stderr:\n%s", code, stderr)
 	}
+	if dirs, _ := filepath.Glob(filepath.Join(reports, "*", "*")); len(dirs) > 0 {
+		t.Errorf("a run refused for a missing server made report folders: %v", dirs)
+	}
 	code, _, stderr = run("run", "-backend", "process", "-reports", reports, "-worker", "/nonexistent/php worker.php", "standalone-control")
 	if code != 2 || !strings.Contains(stderr, "/nonexistent/php not found: install the Debian package php-cli") {
 		t.Errorf("a worker whose php is missing: exit %d, stderr:\n%s", code, stderr)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -59,6 +60,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if opt.Backend == cluster.BackendProcess {
+		// A missing server, named with its package before the run's folder
+		// is made (the runner checks again, for auto).
+		if err := cluster.CheckPrograms(runner.Programs(plan.Scenario)...); err != nil {
+			return f.fail("%v", err)
+		}
 	}
 	if *lock != "" && ov.Variant == "" {
 		fmt.Fprintln(stdout, variantNote(*lock, sc.Name, plan))
