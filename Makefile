@@ -10,6 +10,7 @@
 #   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
 #   make bench-scenarios                 wall time of master-failover and of the single and redlock suites (both backends)
 #   make bench-claims                    the same plus the wall time of the whole catalogue
+#   make campaign-image                  the image the Kubernetes Job's pods run (docs/CAMPAIGNS.md)
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
 #   make docs                            regenerate the tables in docs/ from the code
@@ -24,34 +25,51 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps build ext shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build campaign-image ext shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
-# Debian packages and Go modules. Skips apt when everything is present.
-# The Debian packages lockfault runs (servers, the clock shim's compiler,
-# the Python and PHP lock libraries its example workers call, Chromium for
-# the index page's test); apt runs only when one is missing.
-DEBS := redis-server redis-sentinel etcd-server gcc make iproute2 python3-redis python3-tooz \
-	php-cli php-redis php-malkusch-lock php-symfony-lock php-illuminate-cache php-illuminate-redis chromium
-deps:
-	@need=$$(dpkg-query -W -f='$${Status} $${Package}\n' $(DEBS) 2>/dev/null | awk '$$3!="installed"{print $$4}'); \
-	for p in $(DEBS); do dpkg-query -W $$p >/dev/null 2>&1 || need="$$need $$p"; done; \
-	if [ -n "$$need" ]; then \
-	  echo "installing:" $$need; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null; \
-	fi
+# Debian packages, by what needs them. Each target installs only the group it
+# needs (.ci/apt-need: apt runs only when one is missing, and says in one
+# line what it installs and why); `make deps` installs them all (CI).
+DEBS_SERVERS := redis-server redis-sentinel etcd-server
+DEBS_PYTHON := python3 python3-redis python3-tooz
+DEBS_PHP := php-cli php-redis php-malkusch-lock php-symfony-lock php-illuminate-cache php-illuminate-redis
+# The clock shim's compiler; iproute2 and Chromium only the tests use (the
+# index page's test renders it).
+DEBS_TEST := gcc make iproute2 chromium
+DEBS := $(DEBS_SERVERS) $(DEBS_PYTHON) $(DEBS_PHP) $(DEBS_TEST)
+APT_NEED := bash .ci/apt-need
+# A worker (make suite worker=..., or -worker in a scenario's ARGS) brings
+# its language's lock libraries.
+WORKER_DEBS = $(if $(findstring python,$(worker) $(ARGS)),debs-python) $(if $(findstring php,$(worker) $(ARGS)),debs-php)
+
+# Every Debian package and Go module lockfault uses (.ci/run).
+deps: modules
+	@$(APT_NEED) "make deps installs every Debian package lockfault uses" $(DEBS)
 	@# Debian may start the packaged redis-server and etcd services. They are
 	@# left alone: lockfault runs its own nodes on ports the kernel picks (or in
 	@# containers), never 6379 or 2379, and stops only what it started.
+
+modules:
 	$(GO) mod download
 	cd ext && $(GO) mod download
+	cd tools && $(GO) mod download
+
+debs-servers:
+	@$(APT_NEED) "the servers lockfault's nodes run (Redis, Sentinel, etcd)" $(DEBS_SERVERS)
+debs-python:
+	@$(APT_NEED) "the Python workers' interpreter and lock libraries (examples/python-*)" $(DEBS_PYTHON)
+debs-php:
+	@$(APT_NEED) "the PHP workers' interpreter and lock libraries (examples/php-*)" $(DEBS_PHP)
+debs-test:
+	@$(APT_NEED) "make test runs every server and worker, the clock shim and the index page in Chromium" $(DEBS)
 
 # A build from a clean git tree names its commit (campaign shards and
 # their merge must agree on it, whatever folder each machine built in);
 # with local changes it is named by the binary's hash (runner/version.go).
 REVISION = $(shell git status --porcelain 2>/dev/null | grep -q . || git rev-parse HEAD 2>/dev/null)
-build: deps shim ext
+build: modules shim ext
 	$(GO) build -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
 
 # The published Go lock libraries' worker (its own module, ext/go.mod):
@@ -60,26 +78,42 @@ ext:
 	cd ext && $(GO) build -o ../bin/lockfault-ext ./cmd/lockfault-ext
 
 shim:
+	@[ -f faults/clockshim/libclockshim.so ] || command -v $${CC:-gcc} >/dev/null || \
+	  $(APT_NEED) "the clock shim (faults/clockshim) is compiled from C" gcc
 	@bash faults/clockshim/build.sh
+
+# The campaign image (the Kubernetes Job's pods: docs/CAMPAIGNS.md), built
+# offline as the node image is: simulate, lockfault-ext, the servers, the
+# clock shim and the Python and PHP workers' packages, tagged by lockfault's
+# version, running as UID/GID 65532. Prints its tag last.
+campaign-image: debs-servers debs-python debs-php build
+	@bash cluster/image/campaign.sh
 
 # The node image, built offline from the host's binaries (no registry here).
 image: shim
 	@if docker info >/dev/null 2>&1; then bash cluster/image/build.sh; else echo "no Docker engine: the process backend will be used"; fi
 
-scenario: build image
+# Only the servers the scenario's topology runs (and -worker's interpreter,
+# given in ARGS) are installed: `simulate run -packages` names them.
+scenario: $(WORKER_DEBS) build
+	@pkgs=$$(./$(BIN) run -packages $(ARGS) $(name)) && \
+	  $(APT_NEED) "scenario $(name) runs them" $$pkgs
+	@$(MAKE) --no-print-directory image
 	./$(BIN) run -backend $(backend) $(ARGS) $(name)
 
-test: build image
+test: debs-test build image
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
 	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
 	cd ext && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
+	@# tools is its own module too: actionlint on the shipped workflow.
+	cd tools && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # Three rows at a time: most of a row is its schedule's waits, so the 2 cores
 # carry three (measured: under 5 min on both backends; 174 of 175 rows
 # matched over five runs, the one miss not identified).
-claims: build image
+claims: debs-servers build image
 	./$(BIN) claims -backend $(backend) -parallel 3 $(ARGS)
 
 # One lock's report card: reports/suite/<lock>/<run-id>/ (suite.md, .html,
@@ -87,7 +121,7 @@ claims: build image
 # lock) or all held (a worker's lock), 1 otherwise, 2 harness failure.
 # With worker='COMMAND' the lock is the one an external worker declares:
 #   make suite worker='/usr/bin/python3 examples/python-redis/worker.py'
-suite: build image
+suite: debs-servers $(WORKER_DEBS) build image
 	./$(BIN) suite $(if $(worker),-worker '$(worker)',-lock $(lock)) -backend $(backend) $(ARGS)
 
 # Every lock lockfault ships (its own, and the Go libraries' through
@@ -107,7 +141,7 @@ define WORKERS
 /usr/bin/php examples/php-laravel/worker.php
 endef
 export WORKERS
-cards: build image
+cards: debs-servers debs-python debs-php build image
 	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
 	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md -readme README.md "$${args[@]}" $(ARGS)
 
@@ -124,7 +158,7 @@ cards: build image
 # docs/CAMPAIGNS.md spreads it over machines.
 SHARDS ?= 4
 PARALLEL ?= 3
-rates: build $(if $(filter docker,$(backend)),image)
+rates: debs-servers build $(if $(filter docker,$(backend)),image)
 	mkdir -p reports/rates/logs
 	@for i in $$(seq 1 $(SHARDS)); do \
 	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(if $(filter auto,$(backend)),process,$(backend)) -shard $$i/$(SHARDS) -parallel $(PARALLEL) -results reports/rates/shard-$$i >> reports/rates/logs/shard-$$i.log 2>&1 & \
@@ -137,7 +171,7 @@ rates: build $(if $(filter docker,$(backend)),image)
 # the lock promises to survive; every cell must come back held. Sharded as
 # rates is, into reports/false-alarms/merged (hours on one machine); it
 # resumes as rates does.
-false-alarms: build image
+false-alarms: debs-servers build image
 	mkdir -p reports/false-alarms/logs
 	@for i in $$(seq 1 $(SHARDS)); do \
 	  ./$(BIN) campaign -def campaigns/false-alarms.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/false-alarms/shard-$$i >> reports/false-alarms/logs/shard-$$i.log 2>&1 & \
@@ -147,17 +181,17 @@ false-alarms: build image
 # Per-lock pairs/s, then the harness's grants/s against a raw go-redis loop
 # measured in the same run (ratio). Benchmarks only: nothing here is timed
 # against a limit.
-bench: build
+bench: debs-servers build
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./lockimpl/
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 30m ./checker/ ./cmd/simulate/
 	$(GO) test -run '^$$' -bench Writer -benchtime 200000x ./history/
 	$(GO) test -run '^$$' -bench HarnessThroughput -benchtime 1x ./runner/
 	$(GO) test -run '^$$' -bench HuntSchedules -benchtime 1x -timeout 30m ./hunt/
 
-bench-scenarios: build image
+bench-scenarios: debs-servers build image
 	@bash bench/scenarios.sh
 
-bench-claims: build image
+bench-claims: debs-servers build image
 	@BENCH_CLAIMS=1 bash bench/scenarios.sh
 
 # Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their

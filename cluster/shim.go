@@ -8,9 +8,13 @@ import (
 )
 
 // ClockShimPath finds the clock-offset LD_PRELOAD shim built by `make shim`
-// (faults/clockshim). LOCKFAULT_CLOCK_SHIM overrides the search.
+// (faults/clockshim). LOCKFAULT_CLOCK_SHIM overrides the search (and must
+// name a file).
 func ClockShimPath() (string, error) {
 	if p := os.Getenv("LOCKFAULT_CLOCK_SHIM"); p != "" {
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+			return "", fmt.Errorf("clock shim LOCKFAULT_CLOCK_SHIM=%s: not a file", p)
+		}
 		return p, nil
 	}
 	var tried []string

@@ -31,8 +31,8 @@ func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// -o build -o image: the recipe alone, nothing built or installed.
-	cmd := exec.Command("make", "-s", "-o", "build", "-o", "image", "cards", "BIN="+rel, "ARGS=")
+	// -o build, -o image, -o debs-*: the recipe alone, nothing built or installed.
+	cmd := exec.Command("make", "-s", "-o", "build", "-o", "image", "-o", "debs-servers", "-o", "debs-python", "-o", "debs-php", "cards", "BIN="+rel, "ARGS=")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
@@ -54,5 +54,47 @@ func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("make cards passes these workers:\n  %s\nwant every worker of examples/, each whole:\n  %s",
 			strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestAptNeedSaysWhatAndWhy: .ci/apt-need, which every make target installs
+// its Debian packages through, installs only the missing ones, saying so in
+// one line with the reason, and runs apt not at all when none is missing.
+// dpkg-query and apt-get are stand-ins: nothing is installed.
+func TestAptNeedSaysWhatAndWhy(t *testing.T) {
+	bin := t.TempDir()
+	log := filepath.Join(bin, "apt.log")
+	stub := map[string]string{
+		// redis-server is installed, the rest are not.
+		"dpkg-query": "#!/bin/sh\nfor p; do :; done\n[ \"$p\" = redis-server ] && echo 'install ok installed'\nexit 0\n",
+		"apt-get":    "#!/bin/sh\necho \"apt-get $*\" >> " + log + "\n",
+	}
+	for name, text := range stub {
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command("bash", append([]string{"../.ci/apt-need"}, args...)...)
+		cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("apt-need %v: %v", args, err)
+		}
+		return string(out)
+	}
+	if out := run("scenario sentinel-failover runs them", "redis-server", "redis-sentinel"); out != "installing redis-sentinel: scenario sentinel-failover runs them\n" {
+		t.Errorf("one package missing: %q", out)
+	}
+	apt, _ := os.ReadFile(log)
+	if !strings.Contains(string(apt), "apt-get install -y -qq redis-sentinel\n") || strings.Contains(string(apt), "redis-server") {
+		t.Errorf("apt-get ran as:\n%s", apt)
+	}
+	os.Remove(log)
+	if out := run("why", "redis-server"); out != "" {
+		t.Errorf("nothing missing, yet: %q", out)
+	}
+	if _, err := os.Stat(log); err == nil {
+		t.Error("apt-get ran with nothing missing")
 	}
 }

@@ -24,6 +24,9 @@ const FileIndex = "index.html"
 type IndexSummary struct {
 	Path                          string
 	Runs, Cards, Campaigns, Hunts int
+	// ShardRuns are the runs in campaign shard folders, counted by their
+	// campaigns' cells rather than listed (not in Runs).
+	ShardRuns int
 	// Failures counts the entries shown as failures (runs that did not
 	// match, cards with a violation or a harness error, campaigns with a
 	// cell that differs or with runs missing, hunts that found a violation
@@ -69,7 +72,7 @@ func WriteIndex(root string) (IndexSummary, error) {
 		os.Remove(tmp.Name())
 		return IndexSummary{}, err
 	}
-	return IndexSummary{Path: p, Runs: len(d.Runs), Cards: len(d.Cards), Campaigns: len(d.Campaigns), Hunts: len(d.Hunts), Failures: v.Failures, Truncated: d.Truncated}, nil
+	return IndexSummary{Path: p, Runs: len(d.Runs), ShardRuns: d.ShardRuns, Cards: len(d.Cards), Campaigns: len(d.Campaigns), Hunts: len(d.Hunts), Failures: v.Failures, Truncated: d.Truncated}, nil
 }
 
 // The view the template renders: every value a plain string, formatted
@@ -173,9 +176,54 @@ func buildIndexView(d *indexData, now time.Time) *indexView {
 	for _, r := range v.Runs {
 		v.Failures += b2i(r.Fail)
 	}
-	v.Summary = fmt.Sprintf("%s, %s, %s, %s; %s.", count(len(v.Campaigns), "campaign"), count(len(v.Cards), "report card"),
-		count(len(v.Hunts), "hunt"), count(len(v.Runs), "run"), count(v.Failures, "failure"))
+	v.Summary = indexHeadline(d, v)
 	return v
+}
+
+// indexHeadline counts each kind of entry at its own level, as its table below
+// does: a campaign's runs and cells (unexpected: a cell that differs or has
+// no run, as the campaign's own line counts them), cards, hunts, and the
+// runs outside campaigns and hunts (unexpected: did not match or failed).
+// The runs in campaign shard folders are their campaigns' runs, not more.
+func indexHeadline(d *indexData, v *indexView) string {
+	var runs, cells, unexpected, incomplete, unreadable int
+	for _, c := range d.Campaigns {
+		if c.Problem != "" {
+			unreadable++
+			continue
+		}
+		runs += c.Report.Done
+		cells += len(c.Report.Cells)
+		unexpected += c.Report.Count(campaign.Differs) + c.Report.Count(campaign.NoRuns)
+		incomplete += b2i(!c.Report.Complete())
+	}
+	s := count(len(d.Campaigns), "campaign")
+	if len(d.Campaigns) > 0 {
+		s += fmt.Sprintf(" (%s in %s: %d unexpected", count(runs, "run"), count(cells, "cell"), unexpected)
+		if incomplete > 0 {
+			s += fmt.Sprintf("; %d incomplete", incomplete)
+		}
+		if unreadable > 0 {
+			s += fmt.Sprintf("; %d unreadable", unreadable)
+		}
+		s += ")"
+	}
+	var cardFails, huntFails, runFails int
+	for _, c := range v.Cards {
+		cardFails += b2i(c.Fail)
+	}
+	for _, h := range v.Hunts {
+		huntFails += b2i(h.Fail)
+	}
+	for _, r := range v.Runs {
+		runFails += b2i(r.Fail)
+	}
+	s += fmt.Sprintf("; %s (%d with a violation or a harness error); %s (%d found a violation or stopped short); %s outside them (%d unexpected)",
+		count(len(v.Cards), "report card"), cardFails, count(len(v.Hunts), "hunt"), huntFails, count(len(v.Runs), "run"), runFails)
+	if d.ShardRuns > 0 {
+		s += fmt.Sprintf("; the %s in campaign shard folders are their campaigns' runs", count(d.ShardRuns, "run"))
+	}
+	return s + "."
 }
 
 func cellOf(dir string, c campaign.Cell) cellView {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,6 +82,10 @@ type indexData struct {
 	Cards     []*indexCard
 	Campaigns []*indexCampaign
 	Hunts     []*indexHunt
+	// ShardRuns counts the runs in campaign shard folders (a folder with
+	// results.jsonl): their campaign's cells count them, so they are not
+	// listed as runs of their own.
+	ShardRuns int
 	// Truncated: the scan stopped at MaxIndexEntries.
 	Truncated bool
 }
@@ -88,11 +93,13 @@ type indexData struct {
 // scanIndex walks root (not following symbolic links, at most
 // MaxIndexDepth folders deep) and reads every report.json, suite.json,
 // campaign.json and hunt.json it finds, each within its bound; the runs
-// under a hunt's folder count in the hunt's row.
+// under a hunt's folder count in the hunt's row, those under a campaign
+// shard's folder (results.jsonl) in d.ShardRuns.
 func scanIndex(root string) (*indexData, error) {
 	d := &indexData{}
 	n := 0
 	var runs [][2]string // report.json paths and their folders
+	var shards []string  // campaign shard folders
 	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if path == root {
@@ -111,6 +118,11 @@ func scanIndex(root string) (*indexData, error) {
 			return nil
 		}
 		name := e.Name()
+		if name == campaign.FileResults {
+			dir, _ := filepath.Rel(root, filepath.Dir(path))
+			shards = append(shards, filepath.ToSlash(dir))
+			return nil
+		}
 		if name != FileJSON && name != FileSuiteJSON && name != campaign.FileJSON && name != FileHuntJSON {
 			return nil
 		}
@@ -148,10 +160,15 @@ func scanIndex(root string) (*indexData, error) {
 		}
 		return nil
 	})
-	// A run in a hunt's folder is counted in the hunt's row, not read.
+	// A run in a hunt's folder is counted in the hunt's row, not read; one
+	// in a campaign shard's folder by its campaign's cells.
 	for _, r := range runs {
 		if h := huntOf(d.Hunts, r[1]); h != nil {
 			h.Runs++
+			continue
+		}
+		if slices.ContainsFunc(shards, func(s string) bool { return s == "." || strings.HasPrefix(r[1], s+"/") }) {
+			d.ShardRuns++
 			continue
 		}
 		d.Runs = append(d.Runs, readIndexRun(r[0], r[1]))

@@ -269,3 +269,44 @@ func BenchmarkWriteIndex3000Runs(b *testing.B) {
 		}
 	}
 }
+
+// TestIndexHeadlineCountsEachLevelOnce: the headline counts a campaign's
+// runs and cells as its own line does (runs done, cells that differ or
+// have no run), and the runs in its shard folders (a violation a property
+// expects is a run that "did not match" on its own) are neither listed
+// nor counted as runs or failures of their own.
+func TestIndexHeadlineCountsEachLevelOnce(t *testing.T) {
+	root := indexFixture(t)
+	shard := filepath.Join(root, "nightly", "shard-1")
+	for i := range 3 {
+		ev, meta := raceHistory(), raceMeta()
+		meta.Expect, meta.Allow, meta.RunID = []string{checker.ClassSafe}, nil, fmt.Sprintf("shard-run-%d", i)
+		if err := Write(filepath.Join(shard, "runs", meta.RunID), meta, ev, check(t, ev, &meta)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(shard, campaign.FileResults), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := WriteIndex(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Runs != 2 || sum.ShardRuns != 3 || sum.Failures != 4 {
+		t.Errorf("summary %+v: want the 2 runs of the fixture listed, the shard's 3 counted apart, 4 failures as before", sum)
+	}
+	page, _ := os.ReadFile(sum.Path)
+	want := "1 campaign (40 runs in 2 cells: 1 unexpected); 1 report card (1 with a violation or a harness error); " +
+		"1 hunt (1 found a violation or stopped short); 2 runs outside them (1 unexpected); " +
+		"the 3 runs in campaign shard folders are their campaigns&#39; runs."
+	if !strings.Contains(string(page), want) {
+		t.Errorf("the headline is not\n  %s\npage:\n%s", want, page[:min(len(page), 3000)])
+	}
+	// The campaign's own line, below, says the same numbers.
+	if !strings.Contains(string(page), "40 of 40 runs") || !strings.Contains(string(page), "2 cells: 1 match, 1 differ, 0 not claimed, 0 without a run") {
+		t.Errorf("the campaign's line disagrees with the headline")
+	}
+	if strings.Contains(string(page), "shard-run-") {
+		t.Errorf("a shard's run is listed as a run of its own")
+	}
+}

@@ -264,6 +264,16 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		return err
 	}
 	meta.Backend = backend.Name()
+	topo := clusterTopology(r.sc)
+	topo.ClockShim = r.needsShim()
+	if backend.Name() == "process" {
+		// A missing server is named with its Debian package before any
+		// node starts.
+		if err := cluster.CheckPrograms(topo.Programs()...); err != nil {
+			backend.Close(context.Background())
+			return err
+		}
+	}
 	r.note("setup", "backend "+backend.Name())
 	r.info.Backend = backend.Name()
 	if err := writeRunInfo(r.dir, r.info); err != nil {
@@ -282,8 +292,6 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		backend.Close(context.Background())
 		return err
 	}
-	topo := clusterTopology(r.sc)
-	topo.ClockShim = r.needsShim()
 	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
 	r.clus, err = cluster.Start(ctx, backend, nw, topo)
 	if err != nil {
@@ -416,19 +424,27 @@ func (r *run) supported(b cluster.Backend) error {
 }
 
 // needsShim: clock and power-loss faults need the node shim preloaded.
-func (r *run) needsShim() bool {
-	uses := func(f string) bool { return f == "clock-jump" || f == "clock-drift" || f == "power-loss" }
-	if r.sc.Topology.Kind == lockfault.Etcd {
-		return false // etcd reads time through the vDSO: the shim cannot move it
+func (r *run) needsShim() bool { return UsesClockShim(r.sc) }
+
+// ShimFaults are the faults that move a node's clock through the clock
+// shim (power-loss restarts a node with its clock behind).
+var ShimFaults = []string{"clock-jump", "clock-drift", "power-loss"}
+
+// UsesClockShim reports whether a run of sc starts its nodes with the clock
+// shim: a step or the random nemesis uses one of ShimFaults on a Redis
+// topology (etcd reads time through the vDSO: the shim cannot move it).
+func UsesClockShim(sc *scenarios.Scenario) bool {
+	if sc.Topology.Kind == lockfault.Etcd {
+		return false
 	}
-	for _, st := range r.sc.Nemesis.Steps {
-		if uses(st.Fault) {
+	for _, st := range sc.Nemesis.Steps {
+		if slices.Contains(ShimFaults, st.Fault) {
 			return true
 		}
 	}
-	if rn := r.sc.Nemesis.Random; rn != nil {
+	if rn := sc.Nemesis.Random; rn != nil {
 		for _, f := range rn.Faults {
-			if uses(f) {
+			if slices.Contains(ShimFaults, f) {
 				return true
 			}
 		}

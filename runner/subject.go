@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/lockimpl"
 )
 
@@ -129,6 +130,12 @@ func BuiltIn(ctx context.Context, label string) (Subject, error) {
 func External(ctx context.Context, command []string, lock string) (Subject, error) {
 	if len(command) == 0 {
 		return Subject{}, fmt.Errorf("-worker: empty command")
+	}
+	if cluster.DebianPackage(command[0]) != "" {
+		// An interpreter lockfault knows: named with its package.
+		if err := cluster.CheckPrograms(command[0]); err != nil {
+			return Subject{}, err
+		}
 	}
 	name, opts, _ := strings.Cut(lock, "+")
 	info, err := Describe(ctx, command, name)

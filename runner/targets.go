@@ -63,3 +63,17 @@ func clusterTopology(sc *scenarios.Scenario) cluster.Topology {
 func hasCommandAwait(sc *scenarios.Scenario) bool {
 	return slices.ContainsFunc(sc.Nemesis.Steps, func(st scenarios.Step) bool { return st.Await == awaitCommand })
 }
+
+// Programs lists the servers a run of sc starts.
+func Programs(sc *scenarios.Scenario) []string { return clusterTopology(sc).Programs() }
+
+// Packages lists the Debian packages a run of sc needs on this machine: its
+// topology's servers, and the interpreter of workerLine when lockfault knows
+// the package that provides it.
+func Packages(sc *scenarios.Scenario, workerLine string) []string {
+	programs := clusterTopology(sc).Programs()
+	if argv, err := SplitCommand(workerLine); err == nil && len(argv) > 0 {
+		programs = append(programs, argv[0])
+	}
+	return cluster.Packages(programs...)
+}

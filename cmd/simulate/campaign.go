@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lockfault/lockfault/campaign"
 	"github.com/lockfault/lockfault/campaign/builtin"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/hunt"
 	"github.com/lockfault/lockfault/reports"
 	"github.com/lockfault/lockfault/runner"
@@ -50,10 +52,17 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	}
 	v.Locks, v.Properties, v.Scenarios, v.Hunt, v.WorkerKnown = list(*locks), list(*props), list(*scens), list(*hunts), list(*workerKnown)
 	if *emit != "" {
-		return emitK8s(f, *emit, *def, pos, stdout, stderr)
+		given := *def != "" || v.Name != "" || v.Worker != "" || v.WorkerLock != "" || f.set("repeat") ||
+			len(v.Locks)+len(v.Properties)+len(v.Scenarios)+len(v.Hunt)+len(v.WorkerKnown) > 0
+		return emitK8s(f, *emit, *def, v, given, pos, stdout, stderr)
 	}
 	if len(pos) > 0 {
 		return f.fail("unexpected argument %q (flags only; with -emit k8s, its flags after --)", pos[0])
+	}
+	if os.Getenv("JOB_COMPLETION_INDEX") != "" && *backend != cluster.BackendProcess {
+		// A pod of the Kubernetes Job has no Docker engine: every run
+		// would fail to start its nodes.
+		return f.fail("-backend %s: in a Kubernetes pod (JOB_COMPLETION_INDEX is set) a campaign runs its nodes as processes (allowed: -backend process; the pod has no Docker engine, docs/CAMPAIGNS.md)", *backend)
 	}
 	d, err := readDefinition(*def, v)
 	if err != nil {
@@ -68,6 +77,19 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := interruptible()
 	defer stop()
+	// What the runs need, checked before any starts.
+	needs := builtin.NeedsOf(ctx, d)
+	if *backend == cluster.BackendProcess {
+		if err := cluster.CheckPrograms(needs.Programs...); err != nil {
+			return f.fail("%v", err)
+		}
+	}
+	if items := needs.ShimItems; len(items) > 0 {
+		if _, err := cluster.ClockShimPath(); err != nil {
+			return f.fail("%d items use clock-jump, clock-drift or power-loss, which need the clock shim, and it is missing (%v): %s (make shim builds it; LOCKFAULT_CLOCK_SHIM names it; or leave these items out)",
+				len(items), err, strings.Join(items, ", "))
+		}
+	}
 	exec := &builtin.Executor{Options: runner.Options{Backend: *backend}, Cycles: *cycles}
 	exec.Hunt = builtin.Hunter(exec.Options, 20)
 	sum, err := campaign.Run(ctx, d, sh, exec, *results, *parallel)
@@ -100,8 +122,12 @@ func readDefinition(path string, v campaign.Values) (*campaign.Definition, error
 }
 
 // emitK8s prints the Indexed Job through lockfault-ext (the k8s API types
-// are kept out of lockfault's own module).
-func emitK8s(f *flags, what, def string, rest []string, stdout, stderr io.Writer) int {
+// are kept out of lockfault's own module). A campaign given by flags is
+// checked here and written as a definition file (in the working folder, so
+// that scenario files named relative to it are found, and removed after)
+// for the ConfigMap; with no campaign given, lockfault-ext names -def with
+// every other missing option in one message.
+func emitK8s(f *flags, what, def string, v campaign.Values, given bool, rest []string, stdout, stderr io.Writer) int {
 	if what != "k8s" {
 		return f.fail("-emit: %q (allowed: k8s)", what)
 	}
@@ -109,10 +135,31 @@ func emitK8s(f *flags, what, def string, rest []string, stdout, stderr io.Writer
 	if ext == "" {
 		return f.fail("-emit k8s: needs bin/lockfault-ext (make ext)")
 	}
+	if def == "" && given {
+		d, err := readDefinition("", v)
+		if err != nil {
+			return f.fail("%v", err)
+		}
+		text, err := d.YAML()
+		if err != nil {
+			return f.fail("-emit k8s: %v", err)
+		}
+		tmp, err := os.CreateTemp(".", ".lockfault-campaign-*.yaml")
+		if err != nil {
+			return f.fail("-emit k8s: the definition file for the ConfigMap: %v", err)
+		}
+		defer os.Remove(tmp.Name())
+		_, werr := tmp.Write(text)
+		if cerr := tmp.Close(); werr != nil || cerr != nil {
+			return f.fail("-emit k8s: %s: %v", tmp.Name(), errors.Join(werr, cerr))
+		}
+		def = tmp.Name()
+	}
 	args := append([]string{"emit-k8s", "-def", def}, rest...)
 	cmd := exec.Command(ext, args...)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(stderr, "simulate campaign: -emit k8s: the Job's options go after --: simulate campaign -emit k8s -def FILE (or -locks ...) -- -image IMAGE -shards N -results-claim CLAIM")
 		return 2
 	}
 	return 0

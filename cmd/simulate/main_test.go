@@ -126,3 +126,34 @@ func TestCheckLinTimeoutIsBounded(t *testing.T) {
 		t.Fatalf("exit %d err %q", code, stderr)
 	}
 }
+
+// TestMissingProgramIsNamedWithItsPackage: on a machine without the
+// servers (PATH holding none of them), a process run stops before any node
+// starts with the program and the Debian package that provides it; a
+// worker's interpreter that is not there is named the same way. -packages
+// lists what make scenario installs.
+func TestMissingProgramIsNamedWithItsPackage(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	reports := t.TempDir()
+	code, _, stderr := run("run", "-backend", "process", "-q", "-reports", reports, "sentinel-failover")
+	if code != 2 || !strings.Contains(stderr, "redis-server not found: install the Debian package redis-server") ||
+		!strings.Contains(stderr, "redis-sentinel not found: install the Debian package redis-sentinel") {
+		t.Errorf("sentinel-failover without the servers: exit %d, stderr:\n%s", code, stderr)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(reports, "*", "*")); len(dirs) > 0 {
+		t.Errorf("a run refused for a missing server made report folders: %v", dirs)
+	}
+	code, _, stderr = run("run", "-backend", "process", "-reports", reports, "-worker", "/nonexistent/php worker.php", "standalone-control")
+	if code != 2 || !strings.Contains(stderr, "/nonexistent/php not found: install the Debian package php-cli") {
+		t.Errorf("a worker whose php is missing: exit %d, stderr:\n%s", code, stderr)
+	}
+	for scenario, want := range map[string]string{
+		"master-failover":   "redis-server\n",
+		"sentinel-failover": "redis-server redis-sentinel\n",
+		"etcd-pause":        "etcd-server\n",
+	} {
+		if code, out, stderr := run("run", "-packages", scenario); code != 0 || out != want {
+			t.Errorf("run -packages %s: exit %d, %q (want %q) %s", scenario, code, out, want, stderr)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -24,6 +25,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.Int64Var(&ov.Seed, "seed", 0, "seed for a random nemesis (default: the scenario's, else the time)")
 	f.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
 	quiet := f.Bool("q", false, "print only the run line and the summary")
+	packages := f.Bool("packages", false, "print the Debian packages the scenario's servers (and -worker's interpreter) come in, on one line, and exit: nothing runs (make scenario installs them)")
 	pos, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -43,6 +45,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	if *packages {
+		fmt.Fprintln(stdout, strings.Join(runner.Packages(sc, *workerLine), " "))
+		return 0
+	}
 	subj, err := optionalSubject(ctx, *lock, *workerLine)
 	if err != nil {
 		return f.fail("%v", err)
@@ -54,6 +60,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
+	}
+	if opt.Backend == cluster.BackendProcess {
+		// A missing server, named with its package before the run's folder
+		// is made (the runner checks again, for auto).
+		if err := cluster.CheckPrograms(runner.Programs(plan.Scenario)...); err != nil {
+			return f.fail("%v", err)
+		}
 	}
 	if *lock != "" && ov.Variant == "" {
 		fmt.Fprintln(stdout, variantNote(*lock, sc.Name, plan))

@@ -1,6 +1,7 @@
 package k8s
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"slices"
@@ -166,6 +167,15 @@ exec simulate campaign -def %s -shard "$i/%d" -backend process -parallel %d -res
 		DefinitionPath, shards, runsPerPod, ResultsDir)
 }
 
+// MergeScript is the merge step, once every shard has completed: in a pod
+// like the Job's (the same image and results volume), every shard folder
+// merged into /results/merged (campaign.json, campaign.md, junit.xml).
+// Its exit code is simulate merge's: 0, 1 when cells differ from the
+// promise table, 2 when shards or runs are missing.
+func MergeScript() string {
+	return fmt.Sprintf("set -eu\nexec simulate merge -out %s/merged %s/shard-*", ResultsDir, ResultsDir)
+}
+
 func (o Options) labels() map[string]string {
 	return map[string]string{"app.kubernetes.io/name": "lockfault", "app.kubernetes.io/component": "campaign", "lockfault/campaign": o.Name}
 }
@@ -206,27 +216,45 @@ func (o *Options) check() (*campaign.Definition, []file, error) {
 		}
 		return nil
 	}
-	switch {
-	case label("name", o.Name, 52) != nil:
-		return nil, nil, label("name", o.Name, 52)
-	case o.Namespace != "" && label("namespace", o.Namespace, 63) != nil:
-		return nil, nil, label("namespace", o.Namespace, 63)
-	case o.Image == "" || len(o.Image) > 512 || strings.ContainsAny(o.Image, " \t\n"):
-		return nil, nil, fmt.Errorf("-image: %q (allowed: an image reference, e.g. registry.example/lockfault:1.0)", o.Image)
-	case o.Shards < 1 || o.Shards > campaign.MaxShards:
-		return nil, nil, fmt.Errorf("-shards: %d (allowed: 1 to %d)", o.Shards, campaign.MaxShards)
-	case o.Parallelism < 1 || o.Parallelism > min(o.Shards, MaxParallelism):
-		return nil, nil, fmt.Errorf("-parallelism: %d (allowed: 1 to %d, at most the shards)", o.Parallelism, min(o.Shards, MaxParallelism))
-	case o.RunsPerPod < 1 || o.RunsPerPod > MaxRunsPerPod:
-		return nil, nil, fmt.Errorf("-runs-per-pod: %d (allowed: 1 to %d)", o.RunsPerPod, MaxRunsPerPod)
-	case o.RetriesPerShard < 0 || o.RetriesPerShard > 10:
-		return nil, nil, fmt.Errorf("-retries: %d (allowed: 0 to 10)", o.RetriesPerShard)
-	case o.ResultsClaim == "" || validation.IsDNS1123Subdomain(o.ResultsClaim) != nil:
-		return nil, nil, fmt.Errorf("-results-claim: %q (allowed: the name of a PersistentVolumeClaim, ReadWriteMany when the pods may run on several nodes)", o.ResultsClaim)
-	case qty("cpu", o.CPU) != nil:
-		return nil, nil, qty("cpu", o.CPU)
-	case qty("memory", o.Memory) != nil:
-		return nil, nil, qty("memory", o.Memory)
+	// Every option that is missing or not allowed, in one message.
+	var bad []string
+	add := func(err error) {
+		if err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	add(label("name", o.Name, 52))
+	if o.Namespace != "" {
+		add(label("namespace", o.Namespace, 63))
+	}
+	if o.Image == "" || len(o.Image) > 512 || strings.ContainsAny(o.Image, " \t\n") {
+		add(fmt.Errorf("-image: %q (allowed: an image reference, e.g. registry.example/lockfault:1.0; make campaign-image builds one)", o.Image))
+	}
+	if o.Shards < 1 || o.Shards > campaign.MaxShards {
+		add(fmt.Errorf("-shards: %d (allowed: 1 to %d)", o.Shards, campaign.MaxShards))
+	} else if o.Parallelism < 1 || o.Parallelism > min(o.Shards, MaxParallelism) {
+		add(fmt.Errorf("-parallelism: %d (allowed: 1 to %d, at most the shards)", o.Parallelism, min(o.Shards, MaxParallelism)))
+	}
+	if o.RunsPerPod < 1 || o.RunsPerPod > MaxRunsPerPod {
+		add(fmt.Errorf("-runs-per-pod: %d (allowed: 1 to %d)", o.RunsPerPod, MaxRunsPerPod))
+	}
+	if o.RetriesPerShard < 0 || o.RetriesPerShard > 10 {
+		add(fmt.Errorf("-retries: %d (allowed: 0 to 10)", o.RetriesPerShard))
+	}
+	if o.ResultsClaim == "" || validation.IsDNS1123Subdomain(o.ResultsClaim) != nil {
+		add(fmt.Errorf("-results-claim: %q (allowed: the name of a PersistentVolumeClaim, ReadWriteMany when the pods may run on several nodes)", o.ResultsClaim))
+	}
+	add(qty("cpu", o.CPU))
+	add(qty("memory", o.Memory))
+	if o.DefinitionFile == "" {
+		add(fmt.Errorf("-def: missing (allowed: a campaign definition file; simulate campaign -emit k8s also takes a campaign's flags)"))
+	}
+	switch len(bad) {
+	case 0:
+	case 1:
+		return nil, nil, errors.New(bad[0])
+	default:
+		return nil, nil, fmt.Errorf("%d options missing or not allowed:\n  %s", len(bad), strings.Join(bad, "\n  "))
 	}
 	def, err := campaign.ReadFile(o.DefinitionFile, builtin.Catalog())
 	if err != nil {

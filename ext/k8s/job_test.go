@@ -193,6 +193,28 @@ func TestBuildRefusesBadOptions(t *testing.T) {
 	}
 }
 
+// TestBuildNamesEveryMissingOptionAtOnce: with nothing but the definition
+// given, one error names -image, -shards and -results-claim, so a user
+// fixes them in one attempt.
+func TestBuildNamesEveryMissingOptionAtOnce(t *testing.T) {
+	_, _, err := Build(Options{Name: "lockfault", DefinitionFile: "testdata/campaign.yaml"})
+	if err == nil {
+		t.Fatal("no error without -image, -shards and -results-claim")
+	}
+	for _, want := range []string{"3 options missing or not allowed", "\n  -image: \"\"", "\n  -shards: 0", "\n  -results-claim: \"\""} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "-parallelism") {
+		t.Errorf("-parallelism is named though only -shards is wrong:\n%v", err)
+	}
+	_, _, err = Build(Options{})
+	if err == nil || !strings.Contains(err.Error(), "-def: missing") || !strings.Contains(err.Error(), "-name:") {
+		t.Errorf("no options at all: %v", err)
+	}
+}
+
 // docs/CAMPAIGNS.md shows the YAML Build emits for testdata/campaign.yaml.
 func TestDocsShowTheEmittedYAML(t *testing.T) {
 	data, err := YAML(testOptions())
