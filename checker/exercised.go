@@ -17,6 +17,12 @@ const (
 	NoteFired = "failpoint-fired"
 	// NoteUnavailable: an await step timed out; DurationMs says how long.
 	NoteUnavailable = "unavailable"
+	// NoteClockSeen: after a client clock step (clock-client), the worker
+	// reported a wall time that shows the offset: the step reached the
+	// lock. NoteClockUnseen: one that does not (Detail says what it read).
+	// The runner notes the first of each per activation of the fault.
+	NoteClockSeen   = "clock-seen"
+	NoteClockUnseen = "clock-unseen"
 )
 
 // firedSlack: a failpoint's "fired" message is read concurrently with the
@@ -34,6 +40,7 @@ func NotExercised(events []history.Event) []Finding {
 	if len(events) > 0 {
 		runEnd = events[len(events)-1].Time
 	}
+	out = append(out, clockUnseen(events, runEnd)...)
 	for i, e := range events {
 		switch {
 		case e.Kind == history.Note && e.Op == NoteNotExercised:
@@ -54,6 +61,50 @@ func NotExercised(events []history.Event) []Finding {
 						name, e.Target, time.Duration(end-e.Time).Round(time.Millisecond))})
 			}
 		}
+	}
+	return out
+}
+
+// clockUnseen finds the clock-client faults none of whose activations was
+// seen to move the lock's wall clock (no NoteClockSeen while it lasted):
+// the property's clock step attacked nothing. One activation seen is
+// enough (a property none of whose cycles had its step take effect is
+// unknown; one with at least one such cycle is judged).
+func clockUnseen(events []history.Event, runEnd int64) []Finding {
+	var out []Finding
+	for i, e := range events {
+		if e.Kind != history.FaultStart || e.Fault != "clock-client" || e.Error != "" {
+			continue
+		}
+		end := runEnd
+		for _, x := range events[i+1:] {
+			if x.Kind == history.FaultEnd && x.Fault == e.Fault && x.Target == e.Target {
+				end = x.Time
+				break
+			}
+		}
+		seen, why := false, "no worker answered the step with the wall time its lock reads"
+		for _, x := range events[i+1:] {
+			if x.Time > end+firedSlack {
+				break
+			}
+			if x.Kind != history.Note {
+				continue
+			}
+			if x.Op == NoteClockSeen {
+				seen = true
+				break
+			}
+			if x.Op == NoteClockUnseen && why == "no worker answered the step with the wall time its lock reads" {
+				why = x.Detail
+			}
+		}
+		if seen {
+			return nil
+		}
+		out = append(out, Finding{Class: ClassNotExercised, Clients: nonEmpty(e.Target), From: e.Time, To: end,
+			Detail: fmt.Sprintf("the step %s had no effect on the lock (%s), so this fault attacked nothing",
+				strings.TrimPrefix(e.Detail, "fault "), why)})
 	}
 	return out
 }

@@ -65,6 +65,16 @@ function now(): int
     return hrtime(true);
 }
 
+/** The answer to a clock command: the offset asked and the wall time this process reads now (Unix ms). */
+function clockMessage(int $offsetMs): array
+{
+    $m = ['type' => 'clock', 'wall_ms' => (int) floor(microtime(true) * 1000)];
+    if ($offsetMs !== 0) {
+        $m['offset_ms'] = $offsetMs;
+    }
+    return $m;
+}
+
 /** The end of a validity of $ms milliseconds that began at $startNs. */
 function until(int $startNs, int $ms): int
 {
@@ -680,6 +690,11 @@ final class Worker
                     fseek($this->clockFile, 0);
                     fwrite($this->clockFile, pack('q', ($c['offset_ms'] ?? 0) * 1000000));
                     fflush($this->clockFile);
+                    // The step's evidence, from this process (under the same
+                    // shim), at once: the wall time it reads now. One short
+                    // line, written whole (below PIPE_BUF), beside the worker's.
+                    fwrite(STDOUT, json_encode(clockMessage($c['offset_ms'] ?? 0)) . "\n");
+                    fflush(STDOUT);
                 }
             } catch (Refused) {
                 // the worker refuses it and says why
@@ -833,9 +848,14 @@ final class Worker
                 $this->cut = true;
                 break;
             case 'clock':
-                // With the shim, the reader process has already stepped the clock.
+                // With the shim, the reader process has already stepped the
+                // clock and answered.
                 if (!$this->shim && $this->adapter->readsWallClock) {
                     throw Refused::notSupported("clock: lock {$this->adapter->lock} reads the wall clock and the clock shim is not built (make shim), so the step cannot reach it");
+                }
+                if (!$this->shim) {
+                    // Nothing this lock reads moves: the unmoved reading says so.
+                    $this->send(clockMessage($c['offset_ms'] ?? 0));
                 }
                 break;
             case 'endpoints':
