@@ -58,12 +58,12 @@ build: deps shim ext clock-overlay
 # lockfault builds is built against a copy of the toolchain's time.go whose
 # time.Now adds the client clock offset to its wall reading, so a clock
 # step moves the lock library's own time.Now. Generated from the local
-# GOROOT into build/clock (not checked in); it fails when the toolchain's
+# GOROOT into build/_clock (not checked in); it fails when the toolchain's
 # time.Now is not the one it knows how to patch.
-CLOCK_OVERLAY := build/clock/overlay.json
+CLOCK_OVERLAY := build/_clock/overlay.json
 CLOCK_FLAGS = -overlay $(abspath $(CLOCK_OVERLAY)) -tags lockfault_clock
 clock-overlay:
-	@$(GO) run ./faults/clockoverlay -goroot "$$($(GO) env GOROOT)" -out build/clock >/dev/null
+	@$(GO) run ./faults/clockoverlay -goroot "$$($(GO) env GOROOT)" -out build/_clock >/dev/null
 
 # The published Go lock libraries' worker (its own module, ext/go.mod):
 #   ./bin/simulate suite -worker bin/lockfault-ext -lock rueidislock

@@ -53,7 +53,7 @@
 //     Your test binary is not built by lockfault, so a step moves nothing
 //     else: a property that steps the client's clock of a lock that never
 //     read Config.Now is not exercised (NotReadingConfigNow), never held.
-//     Built with the clock overlay (go test -overlay build/clock/overlay.json
+//     Built with the clock overlay (go test -overlay build/_clock/overlay.json
 //     -tags lockfault_clock, docs/FAULTS.md), time.Now moves too.
 //   - Config.Hit(name) marks a step inside your lock that a property may
 //     attack (declare it in Info.Failpoints). Without it, the properties

@@ -50,7 +50,7 @@ func TestMutations(t *testing.T) {
 func skipUnmovedClock(t *testing.T, prop, lock string) {
 	t.Helper()
 	if prop == "clock/client-steps" && lock != "broken-wall-clock" && !worker.ClockInProcess {
-		t.Skipf("%s against %s needs a worker whose time.Now a clock step moves: go test -overlay build/clock/overlay.json -tags lockfault_clock (make test; make clock-overlay writes it)", prop, lock)
+		t.Skipf("%s against %s needs a worker whose time.Now a clock step moves: go test -overlay build/_clock/overlay.json -tags lockfault_clock (make test; make clock-overlay writes it)", prop, lock)
 	}
 }
 

@@ -5,7 +5,7 @@ package worker
 import "time"
 
 // ClockInProcess says this binary was built with lockfault's clock overlay
-// (faults/clockoverlay: go build -overlay build/clock/overlay.json -tags
+// (faults/clockoverlay: go build -overlay build/_clock/overlay.json -tags
 // lockfault_clock): a `clock` command moves the wall reading of time.Now in
 // the whole process, the lock library's own code included.
 const ClockInProcess = true

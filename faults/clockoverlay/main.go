@@ -1,8 +1,8 @@
 // Command clockoverlay writes the clock overlay: a `go build -overlay` file
 // that gives a Go binary a wall clock the clock-client fault can step.
 //
-//	go run ./faults/clockoverlay -out build/clock    (make does this)
-//	go build -overlay build/clock/overlay.json -tags lockfault_clock ...
+//	go run ./faults/clockoverlay -out build/_clock    (make does this)
+//	go build -overlay build/_clock/overlay.json -tags lockfault_clock ...
 //
 // It copies the local toolchain's $GOROOT/src/time/time.go with one change:
 // func Now adds the offset that time.LockfaultSetOffset set to the wall
@@ -13,6 +13,9 @@
 // time.Now, time.Now().Unix*, and everything else read from the wall clock
 // moves in the worker's process, in the lock library's own code too;
 // time.Since, time.Until and timers, on the monotonic reading, do not.
+//
+// The folder is build/_clock: a name that begins with "_" keeps go's ./...
+// (go vet, go test) from taking the patched package time for one of ours.
 //
 // The patch is made from the toolchain's own file each time, so it follows
 // the toolchain; when the text it patches is not found (a Go release that
@@ -130,7 +133,7 @@ func writeIfChanged(path string, b []byte) error {
 }
 
 func main() {
-	out := flag.String("out", "build/clock", "the folder to write the patched files and overlay.json into")
+	out := flag.String("out", "build/_clock", "the folder to write the patched files and overlay.json into")
 	goroot := flag.String("goroot", "", "the GOROOT whose time.go is patched (default: `go env GOROOT`)")
 	flag.Parse()
 	if *goroot == "" {
