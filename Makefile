@@ -25,7 +25,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps modules debs-servers debs-python debs-php debs-test build campaign-image ext shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
@@ -69,13 +69,24 @@ debs-test:
 # their merge must agree on it, whatever folder each machine built in);
 # with local changes it is named by the binary's hash (runner/version.go).
 REVISION = $(shell git status --porcelain 2>/dev/null | grep -q . || git rev-parse HEAD 2>/dev/null)
-build: modules shim ext
-	$(GO) build -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
+build: modules shim ext clock-overlay
+	$(GO) build $(CLOCK_FLAGS) -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
+
+# The clock overlay (docs/FAULTS.md, clock-client): every Go worker binary
+# lockfault builds is built against a copy of the toolchain's time.go whose
+# time.Now adds the client clock offset to its wall reading, so a clock
+# step moves the lock library's own time.Now. Generated from the local
+# GOROOT into build/_clock (not checked in); it fails when the toolchain's
+# time.Now is not the one it knows how to patch.
+CLOCK_OVERLAY := build/_clock/overlay.json
+CLOCK_FLAGS = -overlay $(abspath $(CLOCK_OVERLAY)) -tags lockfault_clock
+clock-overlay:
+	@$(GO) run ./faults/clockoverlay -goroot "$$($(GO) env GOROOT)" -out build/_clock >/dev/null
 
 # The published Go lock libraries' worker (its own module, ext/go.mod):
 #   ./bin/simulate suite -worker bin/lockfault-ext -lock rueidislock
-ext:
-	cd ext && $(GO) build -o ../bin/lockfault-ext ./cmd/lockfault-ext
+ext: clock-overlay
+	cd ext && $(GO) build $(CLOCK_FLAGS) -o ../bin/lockfault-ext ./cmd/lockfault-ext
 
 shim:
 	@[ -f faults/clockshim/libclockshim.so ] || command -v $${CC:-gcc} >/dev/null || \
@@ -103,10 +114,11 @@ scenario: $(WORKER_DEBS) build
 
 test: debs-test build image
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
+	@# With the clock overlay: the test binaries are the built-in locks' workers.
+	$(GO) test $(CLOCK_FLAGS) -count=1 -timeout 30m ./...
 	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
 	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
-	cd ext && $(GO) vet ./... && $(GO) test -count=1 -timeout 30m ./...
+	cd ext && $(GO) vet ./... && $(GO) test $(CLOCK_FLAGS) -count=1 -timeout 30m ./...
 	@# tools is its own module too: actionlint on the shipped workflow.
 	cd tools && $(GO) vet ./... && $(GO) test -count=1 ./...
 

@@ -29,6 +29,12 @@ const (
 	// NoteEffectUnchecked: the backend cannot show a step's effect (a
 	// remote Docker daemon's processes): neither proof nor disproof.
 	NoteEffectUnchecked = "effect-unchecked"
+	// NoteClockSeen: after a client clock step (clock-client), the worker
+	// reported a wall time that shows the offset: the step reached the
+	// lock. NoteClockUnseen: one that does not (Detail says what it read).
+	// The runner notes the first of each per activation of the fault.
+	NoteClockSeen   = "clock-seen"
+	NoteClockUnseen = "clock-unseen"
 )
 
 // firedSlack: a failpoint's "fired" message is read concurrently with the
@@ -50,6 +56,7 @@ func notExercised(events []history.Event, w *work) []Finding {
 		runEnd = events[len(events)-1].Time
 	}
 	var ix *firingIndex // built at the first failpoint
+	out = append(out, clockUnseen(events, runEnd, w)...)
 	for i, e := range events {
 		switch {
 		case e.Kind == history.Note && e.Op == NoteNotExercised:
@@ -106,6 +113,55 @@ func newFiringIndex(events []history.Event, w *work) *firingIndex {
 		}
 	}
 	return ix
+}
+
+// clockUnseen finds the clock-client faults none of whose activations was
+// seen to move the lock's wall clock (no NoteClockSeen while it lasted):
+// the property's clock step attacked nothing. One activation seen is
+// enough (a property none of whose cycles had its step take effect is
+// unknown; one with at least one such cycle is judged). Each activation
+// is walked to its end: activations follow one another, so the walks
+// together cover the history about once.
+func clockUnseen(events []history.Event, runEnd int64, w *work) []Finding {
+	const noAnswer = "no worker answered the step with the wall time its lock reads"
+	var out []Finding
+	for i, e := range events {
+		if e.Kind != history.FaultStart || e.Fault != "clock-client" || e.Error != "" {
+			continue
+		}
+		end := runEnd
+		for _, x := range events[i+1:] {
+			w.add(1)
+			if x.Kind == history.FaultEnd && x.Fault == e.Fault && x.Target == e.Target {
+				end = x.Time
+				break
+			}
+		}
+		seen, why := false, noAnswer
+		for _, x := range events[i+1:] {
+			w.add(1)
+			if x.Time > end+firedSlack {
+				break
+			}
+			if x.Kind != history.Note {
+				continue
+			}
+			if x.Op == NoteClockSeen {
+				seen = true
+				break
+			}
+			if x.Op == NoteClockUnseen && why == noAnswer {
+				why = x.Detail
+			}
+		}
+		if seen {
+			return nil
+		}
+		out = append(out, Finding{Class: ClassNotExercised, Clients: nonEmpty(e.Target), From: e.Time, To: end,
+			Detail: fmt.Sprintf("the step %s had no effect on the lock (%s), so this fault attacked nothing",
+				strings.TrimPrefix(e.Detail, "fault "), why)})
+	}
+	return out
 }
 
 // after is the first index in idx (ascending) past i.

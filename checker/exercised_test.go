@@ -1,7 +1,10 @@
 package checker
 
 import (
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockfault/lockfault/history"
 )
@@ -56,4 +59,28 @@ func count(fs []Finding, class string) int {
 		}
 	}
 	return n
+}
+
+// A clock-client fault none of whose activations was seen to move the
+// lock's clock attacked nothing; one seen activation is enough.
+func TestClockStepWithoutEffectIsNotExercised(t *testing.T) {
+	start := func(at int64) history.Event {
+		return history.Event{Kind: history.FaultStart, Fault: "clock-client", Target: "c1", Time: at, Detail: "clock-client on c1 by=-1s every=10ms"}
+	}
+	end := func(at int64) history.Event {
+		return history.Event{Kind: history.FaultEnd, Fault: "clock-client", Target: "c1", Time: at}
+	}
+	note := func(op string, at int64) history.Event {
+		return history.Event{Kind: history.Note, Op: op, Process: "c1", Time: at, Detail: "c1: clock step to offset -1s: its lock's wall clock read 0s from real time"}
+	}
+	sec := int64(time.Second)
+	unseen := []history.Event{start(0), note(NoteClockUnseen, 1), end(sec), start(2 * sec), end(3 * sec)}
+	fs := NotExercised(unseen)
+	if len(fs) != 2 || fs[0].Class != ClassNotExercised || !strings.Contains(fs[0].Detail, "read 0s from real time") {
+		t.Fatalf("findings %+v, want two not-exercised, the first saying what was read", fs)
+	}
+	seen := append(slices.Clone(unseen[:3]), start(2*sec), note(NoteClockSeen, 2*sec+1), end(3*sec))
+	if fs := NotExercised(seen); len(fs) != 0 {
+		t.Fatalf("findings %+v, want none: one activation was seen", fs)
+	}
 }

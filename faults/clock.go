@@ -16,7 +16,7 @@ func init() {
 	Register(Info{Name: "clock-drift", Targets: "node", Params: []string{"rate"},
 		Description: "make the node's realtime clock drift rate=<duration per second> (e.g. 200ms: 20% fast); heal stops the drift and steps back"}, clockDrift{})
 	Register(Info{Name: "clock-client", Targets: "client", Params: []string{"by", "every"},
-		Description: "step the client's wall clock (the one its lock reads as wall time, with no monotonic reading) by=<signed duration>; every=<duration> steps it again by the same amount at that interval until healed (an operation longer than every spans a step); heal steps it back. A lock that measures validity on the monotonic clock is not moved"}, clockClient{})
+		Description: "step the client's wall clock (the one its lock reads as wall time, with no monotonic reading) by=<signed duration>; every=<duration> steps it again by the same amount at that interval until healed (an operation longer than every spans a step); heal steps it back. A lock that measures validity on the monotonic clock is not moved. Go workers lockfault builds move time.Now itself (the clock overlay); each step is answered with the wall time the lock reads, and a fault no step of which was seen to take effect is not exercised"}, clockClient{})
 }
 
 type clockJump struct{}

@@ -50,6 +50,11 @@
 //     Lease.Renewing and calls Config.OnRenew after each renewal.
 //   - Config.Now is the client's wall clock, which the clock-client fault
 //     steps: read wall time through it if your lock uses Unix timestamps.
+//     Your test binary is not built by lockfault, so a step moves nothing
+//     else: a property that steps the client's clock of a lock that never
+//     read Config.Now is not exercised (NotReadingConfigNow), never held.
+//     Built with the clock overlay (go test -overlay build/_clock/overlay.json
+//     -tags lockfault_clock, docs/FAULTS.md), time.Now moves too.
 //   - Config.Hit(name) marks a step inside your lock that a property may
 //     attack (declare it in Info.Failpoints). Without it, the properties
 //     that attack a step inside a lock fire on the Redis command your lock
@@ -119,6 +124,7 @@ const (
 const (
 	Held         = card.Held
 	Violated     = card.Violated
+	Unknown      = card.Unknown // the property never reached the lock (not exercised), or could not be judged
 	NotClaimed   = card.NotClaimed
 	HarnessError = card.HarnessError
 )
@@ -256,7 +262,7 @@ func Run(t *testing.T, def LockDef, opts Options) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), so.Timeout)
 			defer cancel()
-			report(t, suite.RunProperty(ctx, p, subj, so), opts)
+			report(t, clockNotReached(suite.RunProperty(ctx, p, subj, so)), opts)
 		})
 	}
 	for _, e := range so.Extra {
@@ -287,6 +293,12 @@ func report(t *testing.T, row Row, opts Options) {
 			t.Skipf("known violation (%s):\n%s", why, Explain(row))
 		}
 		t.Error(Explain(row))
+	case card.Unknown:
+		if strings.HasPrefix(row.Finding, NotReadingConfigNow) {
+			// Not held, not violated: the property never reached the lock.
+			t.Skipf("%s\n%s", NotReadingConfigNow, Explain(row))
+		}
+		t.Errorf("harness error (not a verdict on the lock): %s\nreport: %s", row.Finding, orNone(row.Report))
 	default:
 		t.Errorf("harness error (not a verdict on the lock): %s\nreport: %s", row.Finding, orNone(row.Report))
 	}
@@ -303,7 +315,32 @@ func Suite(t testing.TB, def LockDef, opts Options) (*Card, error) {
 		return nil, err
 	}
 	c, _, err := suite.Run(context.Background(), subj, so, nil)
+	if c != nil {
+		for i := range c.Rows {
+			c.Rows[i] = clockNotReached(c.Rows[i])
+		}
+	}
 	return c, err
+}
+
+// NotReadingConfigNow begins the finding of a property whose client clock
+// step never reached the lock: the test binary is not built with the clock
+// overlay, so a step moves Config.Now only, and the lock never read it.
+const NotReadingConfigNow = "not exercised: your lock reads time.Now; read Config.Now"
+
+// clockNotReached words a property whose clock step had no effect on a
+// lock in a test binary without the clock overlay (the worker reports its
+// unmoved clock when the lock never read Config.Now): unknown, never held,
+// and what to do about it.
+func clockNotReached(r Row) Row {
+	if r.Outcome != card.Unknown || worker.ClockInProcess || !strings.Contains(r.Finding, "had no effect on the lock") {
+		return r
+	}
+	r.Finding = NotReadingConfigNow + " (or build the test binary with the clock overlay: docs/FAULTS.md). " + r.Finding
+	if len(r.Findings) > 0 {
+		r.Findings[0] = r.Finding
+	}
+	return r
 }
 
 // Properties lists the properties the suite would run against a lock with

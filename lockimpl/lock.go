@@ -87,7 +87,9 @@ type Endpoints struct {
 
 // Clock is the client's wall clock. Workers substitute one that the
 // clock-client fault steps, read without a monotonic reading, as a wall
-// clock read from another language or from Unix time is. The built-in locks
+// clock read from another language or from Unix time is. (A worker built
+// with the clock overlay moves time.Now's wall reading as well, for code
+// that never reads Config.Now: docs/FAULTS.md.) The built-in locks
 // measure durations on Go's monotonic clock (time.Now, time.Since), as a
 // careful lock does; a lock that computes validity or elapsed time from
 // Config.Now is moved by a client clock step (property clock/client-steps).

@@ -46,6 +46,7 @@ type proc struct {
 	granted map[string]bool // leases an acquire granted this worker
 	msgs    rate            // messages in the current second
 	renews  rate            // renew messages in the current second
+	clock   clockState      // clock commands awaiting their answers (clockcheck.go)
 	// hs gets the answer to init: ready, an error message, or a protocol
 	// fault (first one wins).
 	hs         chan handshake
@@ -368,6 +369,9 @@ func (p *proc) Send(c worker.Command) error {
 	}
 	p.inMu.Lock()
 	defer p.inMu.Unlock()
+	if c.Cmd == "clock" {
+		p.clockSending(c)
+	}
 	if _, err = p.in.Write(append(b, '\n')); err != nil {
 		// A write to a worker that just died fails before its exit is
 		// seen: give the exit a moment to be, so a heal knows it is gone.
@@ -642,6 +646,8 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 		p.roundInvoke(line, b, m)
 	case worker.TypeFired:
 		r.failpointFired(p, m)
+	case worker.TypeClock:
+		p.clockAnswer(line, b, m)
 	case "error":
 		if m.Op != 0 {
 			p.mu.Lock()

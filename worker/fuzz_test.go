@@ -81,6 +81,10 @@ func FuzzCommandLoop(f *testing.F) {
 					t.Fatalf("an error without a code for neither init nor endpoints: %+v", m)
 				}
 			case "reply":
+			case TypeClock:
+				if m.WallMs <= 0 || !bytes.Contains(in, []byte(`"clock"`)) {
+					t.Fatalf("a clock message without a wall time or a clock command: %+v", m)
+				}
 			default:
 				t.Fatalf("unexpected message %+v", m)
 			}

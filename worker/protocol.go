@@ -89,6 +89,12 @@ type Message struct {
 	// or package version), recorded on cards and keyed on by baselines.
 	Version string `json:"version,omitempty"`
 
+	// clock: the offset the worker was asked for (offset_ms, as in the
+	// command) and the wall time its lock reads right after moving its
+	// clock, in Unix ms: the harness checks it against its own clock.
+	OffsetMs int64 `json:"offset_ms,omitempty"`
+	WallMs   int64 `json:"wall_ms,omitempty"`
+
 	// Code classifies an error reply or message: "not-supported" (the
 	// worker cannot do this command, failpoint or option: definite),
 	// "malformed" (the line was not a valid command: definite).
@@ -103,6 +109,9 @@ const (
 	// TypeInvoke: a round step (cs, release) begins now (T); its reply
 	// follows.
 	TypeInvoke = "invoke"
+	// TypeClock answers a `clock` command: OffsetMs as asked, and WallMs,
+	// the wall time the lock reads right after the step.
+	TypeClock = "clock"
 )
 
 // Error codes (Message.Code).

@@ -67,7 +67,7 @@ func isOperation(cmd string) bool {
 }
 
 // MessageTypes lists the message types a worker may send.
-var MessageTypes = []string{"ready", "reply", "renew", "stopping", TypeFired, TypeInvoke, "error"}
+var MessageTypes = []string{"ready", "reply", "renew", "stopping", TypeFired, TypeInvoke, TypeClock, "error"}
 
 // LineError is a line that breaks the protocol. Code is CodeMalformed or
 // CodeNotSupported.
@@ -351,6 +351,12 @@ func DecodeMessage(line []byte) (Message, error) {
 	}
 	if m.Ms < 0 || m.Ms > MaxFailpointMs {
 		return m, fmt.Errorf("field ms: %d is out of range (allowed: 0 to %d)", m.Ms, MaxFailpointMs)
+	}
+	if m.OffsetMs < -MaxOffsetMs || m.OffsetMs > MaxOffsetMs || m.WallMs < 0 {
+		return m, fmt.Errorf("fields offset_ms and wall_ms: out of range")
+	}
+	if m.Type == TypeClock && m.WallMs == 0 {
+		return m, fmt.Errorf("field wall_ms: a clock message needs the wall time the lock reads (Unix ms)")
 	}
 	if m.Line < 0 || m.Pid < 0 {
 		return m, fmt.Errorf("fields line and pid: negative")

@@ -264,7 +264,10 @@ func (w *Worker) control(c Command) error {
 		}
 		w.mu.Unlock()
 	case "clock":
-		w.clock.offset.Store(int64(time.Duration(c.OffsetMs) * time.Millisecond))
+		// Set, then say what the lock's clock now reads: the harness
+		// checks it against its own clock (the step's evidence).
+		w.clock.set(time.Duration(c.OffsetMs) * time.Millisecond)
+		w.send(Message{Type: TypeClock, OffsetMs: c.OffsetMs, WallMs: w.clock.reads().UnixMilli()})
 	case "endpoints":
 		if w.res == nil {
 			return malformed("endpoints: init carried no resource address, so the lock cannot run critical sections")
@@ -454,7 +457,7 @@ func (w *Worker) mono(l *lockimpl.Lease) int64 {
 	if l.ValidUntil != l.ValidUntil.Round(0) { // Round(0) strips only the monotonic reading
 		return history.Now() + int64(time.Until(l.ValidUntil))
 	}
-	return history.Now() + int64(l.ValidUntil.Sub(w.clock.Now()))
+	return history.Now() + int64(l.ValidUntil.Sub(w.clock.now()))
 }
 
 func (w *Worker) runOps() {
@@ -643,9 +646,44 @@ func outcome(m Message, err, definite error) Message {
 // without Go's monotonic reading (Round(0)), as a clock read from another
 // language or from the system would be: a lock that measures elapsed time
 // or validity with it sees the step, so a lock whose validity depends on
-// wall time is exposed.
-type skewClock struct{ offset atomic.Int64 }
+// wall time is exposed. In a binary built with the clock overlay
+// (ClockInProcess) the offset is in time.Now itself, for every caller in
+// the process; without it, only Config.Now carries it.
+type skewClock struct {
+	offset atomic.Int64
+	// used: the lock read Config.Now at least once.
+	used atomic.Bool
+}
 
+// Now is Config.Now: what the lock reads.
 func (c *skewClock) Now() time.Time {
-	return time.Now().Round(0).Add(time.Duration(c.offset.Load()))
+	c.used.Store(true)
+	return c.now()
+}
+
+// now reads the clock for the worker's own use.
+func (c *skewClock) now() time.Time {
+	t := time.Now().Round(0)
+	if ClockInProcess {
+		return t // the offset is in time.Now
+	}
+	return t.Add(time.Duration(c.offset.Load()))
+}
+
+// set moves the clock: the process's time.Now with the overlay, else
+// Config.Now only.
+func (c *skewClock) set(d time.Duration) {
+	c.offset.Store(int64(d))
+	setProcessClock(d)
+}
+
+// reads is the wall time the lock reads now, as the clock reply reports
+// it: the moved clock when the step reaches the lock (the overlay moved
+// time.Now, or the lock reads Config.Now), else the process's unmoved
+// time.Now, so the harness sees that the step had no effect.
+func (c *skewClock) reads() time.Time {
+	if ClockInProcess || c.used.Load() {
+		return c.now()
+	}
+	return time.Now().Round(0)
 }

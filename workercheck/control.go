@@ -35,12 +35,22 @@ func poll(within time.Duration, cond func() bool) bool {
 	return true
 }
 
-// checkClock: a clock offset, forwards or back, is accepted (with no
-// answer), and the lock goes on working.
+// checkClock: a clock offset, forwards or back, is accepted and answered
+// with a clock message carrying the offset, in order, and the lock goes on
+// working. (Whether the wall time it reports moved is the run's to judge:
+// a step without effect is allowed, and recorded as such.)
 func checkClock(p *probe) {
 	s := p.client("c1")
-	for _, v := range []int64{3_600_000, -3_600_000, 0} {
+	seen := len(s.clocks)
+	offsets := []int64{3_600_000, -3_600_000, 0}
+	for _, v := range offsets {
 		s.command(worker.Command{Cmd: "clock", OffsetMs: v}, p.check.ID, ruleClock)
+	}
+	s.until("clock", ReplyTimeout, p.check.ID, ruleClock, func() bool { return len(s.clocks) >= seen+len(offsets) })
+	for i, v := range offsets {
+		if m := s.clocks[seen+i]; m.msg.OffsetMs != v {
+			s.fail(p.check.ID, ruleClock, fmt.Sprintf("clock message %d carries offset_ms %d, answering a clock command with offset_ms %d", i+1, m.msg.OffsetMs, v), &m)
+		}
 	}
 	s.barrier("")
 	lease := p.unique("lease")

@@ -54,6 +54,8 @@ func (s *session) judge(l rline) {
 			s.fail(idFpStop, ruleFired, fmt.Sprintf("stopping %s without a fired %s stop before it", m.Name, m.Name), &l)
 		}
 		s.stopped = append(s.stopped, l)
+	case worker.TypeClock:
+		s.clocks = append(s.clocks, l)
 	case worker.TypeInvoke:
 		o := s.ops[m.Op]
 		if o == nil || !o.invoke || o.inv != nil || o.end != nil {

@@ -35,7 +35,7 @@ const (
 	ruleFailpoint   = `PROTOCOL.md Commands: failpoint "arm a failpoint: at the named point the worker sends fired, then kills itself with SIGKILL (crash), sleeps ms (sleep), or sends stopping and SIGSTOPs itself (stop)"; "count (trigger on the N-th hit, default 1)"`
 	ruleFpUnknown   = `PROTOCOL.md Commands: failpoint "A name the worker cannot hit is answered with an error with code: not-supported and the name and action"`
 	ruleFired       = `PROTOCOL.md Messages: fired "an armed failpoint triggered; sent before its action"; stopping "a stop failpoint fired; the worker is about to SIGSTOP itself (after fired)"`
-	ruleClock       = `PROTOCOL.md Commands: clock "A worker whose lock reads no wall clock accepts it all the same"; offset_ms -31622400000 to 31622400000`
+	ruleClock       = `PROTOCOL.md Commands: clock "answered at once with a clock message: offset_ms as asked, wall_ms"; offset_ms -31622400000 to 31622400000`
 	ruleCut         = `PROTOCOL.md Commands: cut "end the hold of the critical section now running at once (it writes and replies as usual); nothing when no hold is under way"`
 	ruleAtOnce      = `PROTOCOL.md Commands: "Control commands (failpoint, clock, cut, endpoints) take effect at once, even while an operation blocks"`
 	ruleEndpoints   = `PROTOCOL.md Commands: endpoints "re-point the lock client (after a failover; after a describe-only init, build it) ... No answer unless it fails"`

@@ -76,6 +76,7 @@ type session struct {
 	fired   []rline
 	stopped []rline
 	renews  []rline
+	clocks  []rline // clock messages (answers to clock commands)
 
 	last   *rline // the last line read
 	eof    bool

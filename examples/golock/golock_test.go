@@ -22,8 +22,12 @@ var goLock = lockfaulttest.LockDef{
 		Promises: "mutual exclusion on one Redis server; a crashed holder frees within one TTL; extend"},
 	New: func(cfg lockfaulttest.Config) (lockfaulttest.Lock, error) {
 		// golock measures validity on its Now, time.Now by default
-		// (monotonic), as in production: left alone, a client wall
-		// clock step (clock/client-steps) rightly does not move it.
+		// (monotonic), as in production. This test binary is not built
+		// with lockfault's clock overlay, so a client wall clock step
+		// moves only Config.Now, which golock never reads:
+		// clock/client-steps is reported not exercised (skipped, never
+		// held). go test -overlay .../build/_clock/overlay.json -tags
+		// lockfault_clock moves time.Now too (docs/FAULTS.md).
 		l := golock.New(cfg.Endpoints.Primary)
 		return &adapter[*golock.Lock]{l, cfg, golockLease, golock.ErrTaken, golock.ErrLost}, nil
 	},

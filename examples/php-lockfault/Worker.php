@@ -65,6 +65,16 @@ function now(): int
     return hrtime(true);
 }
 
+/** The answer to a clock command: the offset asked and the wall time this process reads now (Unix ms). */
+function clockMessage(int $offsetMs, ?int $wallMs = null): array
+{
+    $m = ['type' => 'clock', 'wall_ms' => $wallMs ?? (int) floor(microtime(true) * 1000)];
+    if ($offsetMs !== 0) {
+        $m['offset_ms'] = $offsetMs;
+    }
+    return $m;
+}
+
 /** The end of a validity of $ms milliseconds that began at $startNs. */
 function until(int $startNs, int $ms): int
 {
@@ -501,6 +511,8 @@ final class Worker
     private $clockFile = null;
     /** the reader's copy of "init succeeded" (the worker says so over the socket pair) */
     private bool $readerInited = false;
+    /** The wall time (Unix ms) the reader read right after applying the clock line being handled; null for none. */
+    private ?int $clockWall = null;
     private bool $inited = false;
     private ?string $initError = null;
     private bool $connected = false;
@@ -673,6 +685,7 @@ final class Worker
         if (strlen($line) > MAX_LINE) {
             $line = null;
         }
+        $wall = null;
         if ($line !== null && $this->clockFile !== null && str_contains($line, '"clock"')) {
             try {
                 $c = Command::validate(Json::decode($line));
@@ -680,12 +693,17 @@ final class Worker
                     fseek($this->clockFile, 0);
                     fwrite($this->clockFile, pack('q', ($c['offset_ms'] ?? 0) * 1000000));
                     fflush($this->clockFile);
+                    // The step's evidence: the wall time this process (under
+                    // the same shim) reads right after it, passed on with the
+                    // line; the worker answers with it.
+                    $wall = (int) floor(microtime(true) * 1000);
                 }
             } catch (Refused) {
                 // the worker refuses it and says why
             }
         }
-        if (!self::writeAll($out, $line === null ? "X\n" : "L$line\n")) {
+        $framed = $line === null ? "X\n" : ($wall !== null ? "C$wall $line\n" : "L$line\n");
+        if (!self::writeAll($out, $framed)) {
             exit(0);
         }
     }
@@ -754,6 +772,13 @@ final class Worker
         try {
             if ($framed === 'X') {
                 throw Refused::malformed('line longer than ' . MAX_LINE . ' bytes');
+            }
+            $this->clockWall = null;
+            if ($framed[0] === 'C') {
+                // A clock the reader applied: "C<wall_ms> <line>".
+                [$wall, $framed] = explode(' ', $framed, 2);
+                $this->clockWall = (int) substr($wall, 1);
+                $framed = 'L' . $framed;
             }
             $v = Json::decode(substr($framed, 1));
             // An operation with valid, new op ids owns them from here on: if
@@ -833,10 +858,14 @@ final class Worker
                 $this->cut = true;
                 break;
             case 'clock':
-                // With the shim, the reader process has already stepped the clock.
+                // With the shim, the reader process has already stepped the
+                // clock, and read the wall time right after (clockWall).
                 if (!$this->shim && $this->adapter->readsWallClock) {
                     throw Refused::notSupported("clock: lock {$this->adapter->lock} reads the wall clock and the clock shim is not built (make shim), so the step cannot reach it");
                 }
+                // Without the shim nothing this lock reads moves: the
+                // unmoved reading says so.
+                $this->send(clockMessage($c['offset_ms'] ?? 0, $this->clockWall));
                 break;
             case 'endpoints':
                 if ($this->resource === null) {

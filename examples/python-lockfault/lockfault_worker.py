@@ -529,13 +529,20 @@ class Worker:
         self.connected = True
 
     def clock(self, offset_ms):
-        """Steps this process's wall clock (CLOCK_REALTIME) through the shim."""
+        """Steps this process's wall clock (CLOCK_REALTIME) through the shim,
+        then answers with the wall time the process reads now (the step's
+        evidence: the harness checks it against its own clock)."""
         if self.clock_fd is None:
             if self.adapter.reads_wall_clock:
                 raise not_supported("clock: lock %s reads the wall clock and the clock shim is not built (make shim), so the step cannot reach it" % self.adapter.lock)
-            return  # nothing this lock reads would move
-        # bytes 0..7: the offset in ns, native-endian; drift and epoch stay 0
-        os.pwrite(self.clock_fd, (offset_ms * 1_000_000).to_bytes(8, sys.byteorder, signed=True), 0)
+            # nothing this lock reads moves: the unmoved reading says so
+        else:
+            # bytes 0..7: the offset in ns, native-endian; drift and epoch stay 0
+            os.pwrite(self.clock_fd, (offset_ms * 1_000_000).to_bytes(8, sys.byteorder, signed=True), 0)
+        m = {"type": "clock", "wall_ms": time.time_ns() // 1_000_000}
+        if offset_ms:
+            m["offset_ms"] = offset_ms
+        send(m)
 
     # -- failpoints --
 
