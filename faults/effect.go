@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lockfault/lockfault/cluster"
 )
@@ -137,6 +138,42 @@ func restartedEffect(ctx context.Context, env Env, target string) func(context.C
 				fx.add(false, "%s: pid %d still serves", m.Name, was.Pid)
 			}
 		})
+	}
+}
+
+// linkWait bounds how long a link fault's check waits for a connection on
+// its links when none was open as the fault began: a client whose pool had
+// just dropped a connection (one that timed out under the previous cycle's
+// latency) opens a new one through the same proxy within its next call.
+// The wait counts towards the step's own duration, as clock-drift's does.
+const linkWait = time.Second
+
+// linkUsed is the check of a fault on links (latency, partitions): the
+// links were in use when it began (before: linkConns read then), or a
+// connection was opened on one of them within linkWait after it was
+// applied.
+func linkUsed(env Env, names []string, before Effect) func(context.Context) Effect {
+	return func(ctx context.Context) Effect {
+		if before.Seen || before.Unchecked {
+			return before
+		}
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		deadline := time.After(linkWait)
+		for {
+			select {
+			case <-ctx.Done():
+				return before
+			case <-deadline:
+				before.What += fmt.Sprintf("; none opened within %v", linkWait)
+				return before
+			case <-t.C:
+				if now := linkConns(env, names); now.Seen {
+					now.What = "none open as it began; within " + linkWait.String() + ": " + now.What
+					return now
+				}
+			}
+		}
 	}
 }
 

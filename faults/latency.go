@@ -102,6 +102,5 @@ func (latency) effect(ctx context.Context, env Env, target string, p Params) fun
 	if err != nil {
 		return nil
 	}
-	before := linkConns(env, names)
-	return func(context.Context) Effect { return before }
+	return linkUsed(env, names, linkConns(env, names))
 }

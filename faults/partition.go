@@ -62,8 +62,7 @@ func (pt partition) effect(ctx context.Context, env Env, target string, p Params
 	if err != nil {
 		return nil
 	}
-	before := linkConns(env, names)
-	return func(context.Context) Effect { return before }
+	return linkUsed(env, names, linkConns(env, names))
 }
 
 func (pt partition) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
