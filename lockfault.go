@@ -33,14 +33,24 @@ const (
 	Replicated TopologyKind = "replicated" // a primary with replicas, optionally watched by Sentinels
 	Masters    TopologyKind = "masters"    // N independent masters (Redlock)
 	Etcd       TopologyKind = "etcd"       // one etcd node
+	Cluster    TopologyKind = "cluster"    // a Redis Cluster: N masters sharing the slots, R replicas each
 )
 
 // TopologyKinds lists every topology, in a stable order.
-var TopologyKinds = []TopologyKind{Standalone, Replicated, Masters, Etcd}
+var TopologyKinds = []TopologyKind{Standalone, Replicated, Masters, Etcd, Cluster}
 
 // Fits reports whether a lock with these needs can run on a topology: an
-// etcd lock on etcd, a Redis lock on any Redis topology.
-func (n Needs) Fits(t TopologyKind) bool { return (n == NeedsEtcd) == (t == Etcd) }
+// etcd lock on etcd, a Redis lock on any Redis topology but a cluster (a
+// plain client there meets MOVED for most keys).
+func (n Needs) Fits(t TopologyKind) bool {
+	switch {
+	case n == NeedsEtcd:
+		return t == Etcd
+	case t == Cluster:
+		return false
+	}
+	return t != Etcd
+}
 
 // Node targets a fault step can name besides a node's own name (n1, s1, e1).
 const (

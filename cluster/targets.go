@@ -32,6 +32,14 @@ func NodeTargets(t Topology) []string {
 		return append([]string{lockfault.TargetMaster, lockfault.TargetMasters, lockfault.TargetMinority, lockfault.TargetMajority, lockfault.TargetAll}, names("n", t.Masters)...)
 	case lockfault.Etcd:
 		return []string{lockfault.TargetEtcd, lockfault.TargetAll, "e1"}
+	case lockfault.Cluster:
+		// master and masters name the nodes serving slots now (a failover
+		// changes them), minority and majority of those.
+		out := []string{lockfault.TargetMaster, lockfault.TargetMasters, lockfault.TargetMinority, lockfault.TargetMajority}
+		if t.Replicas > 0 {
+			out = append(out, lockfault.TargetReplica, lockfault.TargetReplicas)
+		}
+		return append(append(out, lockfault.TargetAll), names("n", t.Masters*(1+t.Replicas))...)
 	}
 	return nil
 }

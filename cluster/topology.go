@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockfault/lockfault"
 )
@@ -36,6 +37,8 @@ type Topology struct {
 	// auth-pass for the monitored master on every Sentinel. The harness's
 	// own admin connections use it too.
 	Password string
+	// NodeTimeout is a cluster's cluster-node-timeout (0: DefaultNodeTimeout).
+	NodeTimeout time.Duration
 }
 
 // Member is one node with its place in the topology. Clients reach it only
@@ -80,6 +83,8 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 		})
 	case lockfault.Replicated:
 		err = c.startReplicated(ctx)
+	case lockfault.Cluster:
+		err = c.startCluster(ctx)
 	case lockfault.Etcd:
 		var n Node
 		n, err = b.Start(ctx, NodeSpec{Name: "e1", Kind: KindEtcd})
