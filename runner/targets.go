@@ -55,7 +55,7 @@ func clientNames(sc *scenarios.Scenario) []string {
 func clusterTopology(sc *scenarios.Scenario) cluster.Topology {
 	t := sc.Topology
 	return cluster.Topology{Kind: t.Kind, Replicas: t.Replicas, Sentinels: t.Sentinels, Masters: t.Masters,
-		Persistence: t.Persistence, Password: t.Password}
+		Persistence: t.Persistence, Password: t.Password, NodeTimeout: t.NodeTimeout.D()}
 }
 
 // hasCommandAwait: a step waits for a command (await: command), so the

@@ -57,7 +57,7 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 		want           []string
 	}{
 		{"unknown field", "  hold: 10ms", "  hold: 10ms\n  colour: red", []string{"bad.yaml:10:", "workload.colour", "unknown field (allowed: clients, hold"}},
-		{"bad kind", "kind: standalone", "kind: cluster", []string{"bad.yaml:3:", "topology.kind", "allowed: standalone, replicated, masters, etcd"}},
+		{"bad kind", "kind: standalone", "kind: kluster", []string{"bad.yaml:3:", "topology.kind", "allowed: standalone, replicated, masters, etcd, cluster"}},
 		{"bad duration", "ttl: 1s", "ttl: soon", []string{"bad.yaml:6:", "lock.ttl", "not a duration"}},
 		{"bad verdict", "expect: [safe]", "expect: [broken]", []string{"bad.yaml:16:", "expect.0", "allowed: overlap, corruption, fence-inversion, stale-extend, died, fenced, stuck, unavailable, not-exercised, unknown, safe"}},
 		{"two actions", "- {sleep: 1s}", "- {sleep: 1s, await: grant}", []string{"bad.yaml:14:", "nemesis.steps.1", "exactly one of"}},
