@@ -100,3 +100,43 @@ func TestClusterFailoverParams(t *testing.T) {
 		}
 	}
 }
+
+// CLUSTER FAILOVER (each mode) on a replica makes it the master of its
+// master's slots, and the old master its replica.
+func TestClusterManualFailover(t *testing.T) {
+	ctx := context.Background()
+	e, _ := newEnv(t, cluster.Topology{Kind: lockfault.Cluster, Masters: 3, Replicas: 1, NodeTimeout: time.Second})
+	c := e.c
+	for i, mode := range []string{"default", "force", "takeover"} {
+		// n4 and n1 trade places each time.
+		rep, old := "n4", "n1"
+		if i%2 == 1 {
+			rep, old = old, rep
+		}
+		if h := inject(t, e, "cluster-manual-failover", rep, Params{"mode": mode, "within": "20s"}); h != nil {
+			t.Fatalf("%s: a heal for a manual failover", mode)
+		}
+		if r := roleOf(t, c, rep); r != "master" {
+			t.Fatalf("%s: %s is %s after the failover, want master", mode, rep, r)
+		}
+		if c.Member(rep).Role != cluster.RoleMaster || c.Member(old).Role != cluster.RoleReplica {
+			t.Fatalf("%s: roles %s %s, %s %s", mode, rep, c.Member(rep).Role, old, c.Member(old).Role)
+		}
+		// The old master hears of its demotion a moment later.
+		deadline := time.Now().Add(10 * time.Second)
+		for roleOf(t, c, old) != "slave" {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s is still a master 10s after the failover", mode, old)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := c.WaitClusterOK(ctx, 20*time.Second); err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+	}
+	t.Logf("notes %q", e.notes)
+	f, _, _ := Get("cluster-manual-failover")
+	if _, err := f.Inject(ctx, e, "n2", Params{}); err == nil || !strings.Contains(err.Error(), "n2 is a master now, not a replica") {
+		t.Fatalf("failover on a master: %v", err)
+	}
+}
