@@ -162,7 +162,10 @@ func (c *Cluster) startCluster(ctx context.Context) error {
 			}
 		}
 	}
-	return c.WaitClusterOK(ctx, 20*time.Second)
+	if err := c.WaitClusterOK(ctx, 20*time.Second); err != nil {
+		return err
+	}
+	return c.RefreshClusterRoles(ctx)
 }
 
 // waitClusterNodes waits until every node knows all total nodes, none of
@@ -323,19 +326,98 @@ func (c *Cluster) RefreshClusterRoles(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	byID := map[string]*Member{}
+	for _, n := range view {
+		byID[n.ID] = n.Member
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.slots, c.masterOf = map[*Member][][2]int{}, map[*Member]*Member{}
 	for _, n := range view {
 		if n.Member == nil {
 			continue
 		}
 		if n.Has("master") && len(n.Slots) > 0 {
 			n.Member.Role = RoleMaster
+			c.slots[n.Member] = slotRanges(n.Slots)
 		} else {
 			n.Member.Role = RoleReplica
+			if m := byID[n.MasterID]; m != nil {
+				c.masterOf[n.Member] = m
+			}
 		}
 	}
 	return nil
+}
+
+// slotRanges parses CLUSTER NODES slot fields ("0-5460", "5461"); the
+// bracketed entries of a migration in progress are left out.
+func slotRanges(fields []string) [][2]int {
+	var out [][2]int
+	for _, f := range fields {
+		if strings.HasPrefix(f, "[") {
+			continue
+		}
+		lo, hi, found := strings.Cut(f, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if found {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 == nil && err2 == nil {
+			out = append(out, [2]int{a, b})
+		}
+	}
+	return out
+}
+
+// keyMaster is the member serving key's slot, as last seen by
+// RefreshClusterRoles, and its replicas in name order.
+func (c *Cluster) keyMaster(key string) (*Member, []*Member) {
+	slot := KeySlot(key)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var owner *Member
+	for m, rs := range c.slots {
+		for _, r := range rs {
+			if slot >= r[0] && slot <= r[1] {
+				owner = m
+			}
+		}
+	}
+	if owner == nil {
+		return nil, nil
+	}
+	var reps []*Member
+	for _, m := range c.members {
+		if c.masterOf[m] == owner {
+			reps = append(reps, m)
+		}
+	}
+	return owner, reps
+}
+
+// KeySlot is the cluster hash slot of a key: CRC16 (XMODEM) of the key, or
+// of its hash tag (the part between the first { and the next }, if not
+// empty), modulo 16384.
+func KeySlot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	var crc uint16
+	for k := 0; k < len(key); k++ {
+		crc ^= uint16(key[k]) << 8
+		for b := 0; b < 8; b++ {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return int(crc) % ClusterSlots
 }
 
 // ClusterReplicasOf lists the members that replicate m in the cluster's view.

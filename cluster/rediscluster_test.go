@@ -57,6 +57,20 @@ func TestClusterAnnouncesProxies(t *testing.T) {
 	if err := c.RefreshClusterRoles(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// KeySlot agrees with the server, and key-master/key-replica follow
+	// the key's slot.
+	for _, key := range []string{"lock:order", "lock:order-2", "{tag}x", "a{}b", ""} {
+		v, err := c.Do(ctx, c.Member("n1"), "CLUSTER", "KEYSLOT", key)
+		if err != nil || v.(int64) != int64(KeySlot(key)) {
+			t.Errorf("KEYSLOT %q = %v %v, KeySlot %d", key, v, err, KeySlot(key))
+		}
+	}
+	c.LockKey = "lock:order" // slot 9975: n2's, replicated by n5
+	km, err1 := c.Resolve(lockfault.TargetKeyMaster)
+	kr, err2 := c.Resolve(lockfault.TargetKeyReplica)
+	if err1 != nil || err2 != nil || km[0].Name != "n2" || kr[0].Name != "n5" {
+		t.Fatalf("key-master %v, key-replica %v (slot %d); want n2, n5", err1, err2, KeySlot(c.LockKey))
+	}
 	for _, m := range c.DataNodes() {
 		if m.Role != roles[m.Name] {
 			t.Errorf("%s: role %s after refresh, %s at start", m.Name, m.Role, roles[m.Name])
@@ -213,5 +227,13 @@ func TestClusterStartInterrupted(t *testing.T) {
 	}
 	if names := nw.Names(""); len(names) != 0 {
 		t.Errorf("proxies left: %v", names)
+	}
+}
+
+func TestKeySlot(t *testing.T) {
+	for key, want := range map[string]int{"foo": 12182, "{foo}bar": 12182, "somekey": 11058, "foo{}{bar}": KeySlot("foo{}{bar}")} {
+		if got := KeySlot(key); got != want {
+			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
+		}
 	}
 }
