@@ -444,6 +444,15 @@ func (c *Cluster) ClusterReplicasOf(ctx context.Context, m *Member) ([]*Member, 
 	return out, nil
 }
 
+// Announced is the address a cluster node announces: its peer proxy's.
+func (c *Cluster) Announced(m *Member) (string, error) {
+	p, ok := c.Net.Get(PeerProxy(m.Name))
+	if !ok {
+		return "", fmt.Errorf("no peer proxy for %s", m.Name)
+	}
+	return p.Listen, nil
+}
+
 // ClientRemap maps every address the cluster announces (a node's peer
 // proxy) to the client's own proxy to that node: a cluster client that
 // dials through it reaches every node, after any redirection, on the

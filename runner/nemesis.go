@@ -346,6 +346,18 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 		for _, m := range data {
 			ep.Etcd = append(ep.Etcd, "http://"+addrs[m.Name])
 		}
+	case lockfault.NeedsCluster:
+		// Seeds and remap both lead to this client's own path to each
+		// node (its tap or proxy), whatever address the cluster announces.
+		ep.ClusterRemap = map[string]string{}
+		for _, m := range data {
+			ep.Cluster = append(ep.Cluster, addrs[m.Name])
+			a, err := r.clus.Announced(m)
+			if err != nil {
+				return lockimpl.Endpoints{}, err
+			}
+			ep.ClusterRemap[a] = addrs[m.Name]
+		}
 	case "masters":
 		for _, m := range data {
 			ep.Masters = append(ep.Masters, addrs[m.Name])

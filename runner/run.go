@@ -291,6 +291,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		backend.Close(context.Background())
 		return fmt.Errorf("start cluster: %w", err)
 	}
+	r.clus.LockKey = lockKey(r.sc)
 	cleanups = append(cleanups, func() {
 		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cc()

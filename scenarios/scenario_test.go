@@ -64,7 +64,7 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 		{"bare word", "- resume", "- resumed", []string{"bad.yaml:15:", "nemesis.steps.2", "quiesce and resume"}},
 		{"no clients", "clients: 2", "clients: 0", []string{"bad.yaml:8:", "workload.clients", "1 to 64"}},
 		{"bad await", "- {sleep: 1s}", "- {await: release}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "allowed: grant, read, write, renew, in-sync"}},
-		{"in-sync without replicas", "- {sleep: 1s}", "- {await: in-sync}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "replicated topology"}},
+		{"in-sync without replicas", "- {sleep: 1s}", "- {await: in-sync}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "in-sync needs a replicated or cluster topology, not standalone"}},
 		{"bad quiesce", "clients: 2", "clients: 2\n  quiesce: abrupt", []string{"bad.yaml:", "workload.quiesce", "allowed: wait, cut"}},
 	}
 	for _, c := range cases {

@@ -192,6 +192,8 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 			sc.Topology.Kind, sc.Topology.Masters = lockfault.Masters, 3
 		case lockfault.NeedsEtcd:
 			sc.Topology.Kind = lockfault.Etcd
+		case lockfault.NeedsCluster:
+			sc.Topology.Kind, sc.Topology.Masters, sc.Topology.Replicas = lockfault.Cluster, 3, 1
 		}
 	}
 	return sc, nil
