@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -235,5 +236,72 @@ func TestKeySlot(t *testing.T) {
 		if got := KeySlot(key); got != want {
 			t.Errorf("KeySlot(%q) = %d, want %d", key, got, want)
 		}
+	}
+}
+
+// BenchmarkClusterStart: a cluster of 3 masters with 1 replica each, from
+// nothing to cluster_state:ok everywhere, then torn down (issue 35: under
+// 10 s on processes). go test -run '^$' -bench ClusterStart -benchtime 3x ./cluster
+func BenchmarkClusterStart(b *testing.B) {
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		be, err := NewProcess("bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		nw, err := NewNet(be.ProxyHost(), "BenchmarkClusterStart")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := Start(ctx, be, nw, Topology{Kind: lockfault.Cluster, Masters: 3, Replicas: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		c.Close(ctx)
+		b.StartTimer()
+	}
+}
+
+// persistence and password work on a cluster as on the other topologies:
+// replicas authenticate to their masters (masterauth), and a cluster
+// client on the remap, with the password, writes to every master.
+func TestClusterPasswordAndPersistence(t *testing.T) {
+	ctx := context.Background()
+	c := startTopology(t, Topology{Kind: lockfault.Cluster, Masters: 3, Replicas: 1, NodeTimeout: time.Second, Password: "s3cret", Persistence: "aof-everysec"})
+	for _, m := range c.DataNodes() {
+		v, err := c.Do(ctx, m, "CONFIG", "GET", "appendonly")
+		if err != nil || !strings.Contains(fmt.Sprint(v), "yes") {
+			t.Fatalf("%s appendonly: %v %v", m.Name, v, err)
+		}
+	}
+	addrs, err := c.ClientAddrs("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	remap, err := c.ClientRemap("c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: []string{addrs["n1"]}, Password: "s3cret",
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if a, ok := remap[addr]; ok {
+				addr = a
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	})
+	defer cc.Close()
+	for _, key := range []string{"a", "b", "c", "d", "e", "f"} {
+		if err := cc.Set(ctx, key, "1", 0).Err(); err != nil {
+			t.Fatalf("set %s: %v", key, err)
+		}
+	}
+	noAuth := redis.NewClient(&redis.Options{Addr: addrs["n1"], MaxRetries: -1})
+	defer noAuth.Close()
+	if err := noAuth.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Fatalf("ping without the password: %v", err)
 	}
 }
