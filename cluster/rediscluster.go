@@ -74,7 +74,7 @@ func busAddr(n Node) (string, error) {
 // master i (1-based) in a cluster of masters masters.
 func ClusterNodeName(masters, i, j int) string { return fmt.Sprintf("n%d", masters*(j+1)+i) }
 
-// NodeTimeout is the cluster's cluster-node-timeout.
+// nodeTimeout is the cluster's cluster-node-timeout.
 func (t Topology) nodeTimeout() time.Duration {
 	if t.NodeTimeout > 0 {
 		return t.NodeTimeout
