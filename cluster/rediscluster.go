@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -190,9 +191,32 @@ func (c *Cluster) waitClusterNodes(ctx context.Context, total int, timeout time.
 }
 
 // WaitClusterOK waits until every running node says the cluster is ok with
-// every slot served and every running replica's link to its master is up.
+// every slot served, sees itself either as a master serving slots or as a
+// replica of a master (an old master that has not yet heard of its
+// demotion is neither), and, as a replica, has its link to its master up.
 func (c *Cluster) WaitClusterOK(ctx context.Context, timeout time.Duration) error {
 	return c.waitCluster(ctx, timeout, func(m *Member) error {
+		ns, err := c.clusterNodes(ctx, m)
+		if err != nil {
+			return err
+		}
+		for _, n := range ns {
+			if n.Has("myself") && n.Has("master") && len(n.Slots) == 0 {
+				return fmt.Errorf("%s: a master serving no slot", m.Name)
+			}
+		}
+		// Every node names the same masters for the same slots (an old
+		// master may still claim its slots while the others name the
+		// replica that took them over).
+		if first := c.firstRunning(); first != nil && first != m {
+			fs, err := c.clusterNodes(ctx, first)
+			if err != nil {
+				return err
+			}
+			if a, b := slotOwners(ns), slotOwners(fs); a != b {
+				return fmt.Errorf("%s and %s disagree on the slots' masters: %s / %s", m.Name, first.Name, a, b)
+			}
+		}
 		v, err := c.Do(ctx, m, "CLUSTER", "INFO")
 		if err != nil {
 			return err
@@ -211,6 +235,28 @@ func (c *Cluster) WaitClusterOK(ctx context.Context, timeout time.Duration) erro
 		}
 		return nil
 	})
+}
+
+// firstRunning is the first running data node.
+func (c *Cluster) firstRunning() *Member {
+	for _, m := range c.DataNodes() {
+		if m.Node.Running() {
+			return m
+		}
+	}
+	return nil
+}
+
+// slotOwners sums up which node serves which slots in a CLUSTER NODES view.
+func slotOwners(ns []ClusterNode) string {
+	var parts []string
+	for _, n := range ns {
+		if n.Has("master") && len(n.Slots) > 0 {
+			parts = append(parts, n.ID+"="+strings.Join(n.Slots, ","))
+		}
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
 }
 
 // waitCluster polls ok on every running data node until all pass.
@@ -290,10 +336,13 @@ func (c *Cluster) clusterNodes(ctx context.Context, m *Member) ([]ClusterNode, e
 }
 
 // ClusterView is CLUSTER NODES as the most up-to-date running node sees it
-// (the one that knows the highest config epoch).
+// (the one that knows the highest config epoch), with every running node's
+// own line in place of what that node says of it: a node knows its own role
+// and master before the gossip has told the others.
 func (c *Cluster) ClusterView(ctx context.Context) ([]ClusterNode, error) {
 	var best []ClusterNode
 	bestEpoch := int64(-1)
+	own := map[string]ClusterNode{}
 	var errs []error
 	for _, m := range c.DataNodes() {
 		if !m.Node.Running() {
@@ -307,6 +356,9 @@ func (c *Cluster) ClusterView(ctx context.Context) ([]ClusterNode, error) {
 		var e int64
 		for _, n := range ns {
 			e = max(e, n.ConfigEpoch)
+			if n.Has("myself") {
+				own[n.ID] = n
+			}
 		}
 		if e > bestEpoch {
 			best, bestEpoch = ns, e
@@ -315,7 +367,14 @@ func (c *Cluster) ClusterView(ctx context.Context) ([]ClusterNode, error) {
 	if best == nil {
 		return nil, fmt.Errorf("no cluster node answers: %w", errors.Join(errs...))
 	}
-	return best, nil
+	out := make([]ClusterNode, len(best))
+	for i, n := range best {
+		if o, ok := own[n.ID]; ok {
+			n = o
+		}
+		out[i] = n
+	}
+	return out, nil
 }
 
 // RefreshClusterRoles sets every member's role from the cluster's view: a

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	Register(Info{Name: "cluster-manual-failover", Targets: TargetsNode, Params: []string{"mode", "within"}, Topologies: []lockfault.TopologyKind{lockfault.Cluster},
-		Description: "CLUSTER FAILOVER on the target replica: mode=default (the replica first catches up with its master's offset), force (no handshake with the master) or takeover (no vote of the other masters either); the step ends once the replica serves its master's slots (within=<duration>, default 30s). Nothing to heal: the old master stays its replica"}, clusterManualFailover{})
+		Description: "CLUSTER FAILOVER on the target replica: mode=default (the replica first catches up with its master's offset), force (no handshake with the master) or takeover (no vote of the other masters either); the step ends once the replica serves its master's slots and the old master follows it (within=<duration>, default 30s). Nothing to heal: the old master stays its replica"}, clusterManualFailover{})
 }
 
 type clusterManualFailover struct{}
@@ -65,6 +65,14 @@ func (clusterManualFailover) Inject(ctx context.Context, env Env, target string,
 	}
 	if _, err := waitPromoted(ctx, c, []*cluster.Member{r}, within); err != nil {
 		return nil, fmt.Errorf("cluster-manual-failover of %s: %w", r.Name, err)
+	}
+	// The old master follows a moment later (until then it still takes
+	// writes under force and takeover): the step ends once it has.
+	if err := c.WaitClusterOK(ctx, within); err != nil {
+		return nil, fmt.Errorf("cluster-manual-failover of %s: %w", r.Name, err)
+	}
+	if err := c.RefreshClusterRoles(ctx); err != nil {
+		return nil, err
 	}
 	env.Logf("cluster failover %s: %s serves its old master's slots after %v", mode, r.Name, time.Since(start).Round(time.Millisecond))
 	return nil, nil

@@ -265,6 +265,14 @@ func (r *run) settle(ctx context.Context) error {
 			}
 		}
 	}
+	if c.Topology.Kind == lockfault.Cluster {
+		// A failover's old master rejoins as a replica: wait for the
+		// cluster to settle and take the roles (key-master) from it.
+		if err := c.WaitClusterOK(ctx, 60*time.Second); err != nil {
+			return err
+		}
+		return c.RefreshClusterRoles(ctx)
+	}
 	if c.Topology.Kind == lockfault.Replicated {
 		// Under load (a 2-core machine running several topologies) the
 		// Sentinels can take well over 20 s to finish a failover's
