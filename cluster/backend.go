@@ -30,6 +30,10 @@ type NodeSpec struct {
 	// ClockShim preloads the clock-offset shim (faults/clock) so the node's
 	// realtime clock can be moved through <datadir>/clock-offset.
 	ClockShim bool
+	// ClusterBus (redis only) runs the node with cluster-enabled and a
+	// cluster bus port of its own (process backend), its cluster state in
+	// nodes.conf in its directory.
+	ClusterBus bool
 }
 
 // Node is one running (or stopped) server.

@@ -167,6 +167,9 @@ func (n *procNode) Addr() string    { return net.JoinHostPort("127.0.0.1", strco
 func (n *procNode) Port() int       { return n.port }
 func (n *procNode) DataDir() string { return n.dir }
 
+// BusAddr is where a cluster node's bus listens (ClusterBus nodes only).
+func (n *procNode) BusAddr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.peerPort)) }
+
 // Command returns the binary and arguments for a node whose files are in
 // dir and which listens on host:port (and peerPort for etcd). Both backends
 // use it.
@@ -188,11 +191,22 @@ func Command(spec NodeSpec, dir, host string, port, peerPort int) (string, []str
 		}
 		return "etcd", append(args, spec.Args...)
 	default:
-		args := []string{"--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--appendonly", "no",
+		var args []string
+		if spec.Config != "" {
+			// A cluster node's own config file: the harness writes its
+			// announced addresses there (CONFIG REWRITE), so that a restart
+			// announces them from its first gossip on.
+			args = append(args, filepath.Join(dir, "node.conf"))
+		}
+		args = append(args, "--port", strconv.Itoa(port), "--dir", dir, "--save", "", "--appendonly", "no",
 			"--protected-mode", "no", "--daemonize", "no", "--logfile", "", "--loglevel", "warning",
-			"--repl-diskless-sync-delay", "0"}
+			"--repl-diskless-sync-delay", "0")
 		if host != "" {
 			args = append(args, "--bind", host)
+		}
+		if spec.ClusterBus {
+			args = append(args, "--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(peerPort),
+				"--cluster-config-file", "nodes.conf")
 		}
 		return "redis-server", append(args, spec.Args...)
 	}
@@ -218,15 +232,16 @@ func (n *procNode) Start(ctx context.Context) error {
 }
 
 // pickPorts gives the node free loopback ports: its client port and, for
-// etcd, its peer port (both move when either was taken: etcd's log names
-// the one it could not bind by number only).
+// etcd, its peer port, for a cluster node its bus port (both move when
+// either was taken: etcd's log names the one it could not bind by number
+// only).
 func (n *procNode) pickPorts() error {
 	port, err := FreePort("127.0.0.1")
 	if err != nil {
 		return err
 	}
 	peer := 0
-	if n.spec.Kind == KindEtcd {
+	if n.spec.Kind == KindEtcd || n.spec.ClusterBus {
 		if peer, err = FreePort("127.0.0.1"); err != nil {
 			return err
 		}

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strings"
 	"time"
+
+	"github.com/lockfault/lockfault"
 )
 
 // Replication: starting a replicated topology, promoting, restarting and
@@ -32,7 +34,11 @@ func (c *Cluster) startRedis(ctx context.Context, name, role string, extra []str
 	if pw := c.Topology.Password; pw != "" {
 		args = append(args, "--requirepass", pw, "--masterauth", pw)
 	}
-	n, err := c.Backend.Start(ctx, NodeSpec{Name: name, Kind: KindRedis, Args: append(args, extra...), ClockShim: c.Topology.ClockShim, Password: c.Topology.Password})
+	spec := NodeSpec{Name: name, Kind: KindRedis, Args: append(args, extra...), ClockShim: c.Topology.ClockShim, Password: c.Topology.Password}
+	if c.Topology.Kind == lockfault.Cluster {
+		spec.ClusterBus, spec.Config = true, clusterNodeConfig
+	}
+	n, err := c.Backend.Start(ctx, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +138,11 @@ func (c *Cluster) Restart(ctx context.Context, m *Member) error {
 	}
 	if err := c.Repoint(m); err != nil {
 		return err
+	}
+	if c.Topology.Kind == lockfault.Cluster {
+		// The cluster itself makes a returning node a replica of
+		// whichever node now serves its slots.
+		return nil
 	}
 	if m.Role == RoleReplica {
 		// It came back as an empty master: make it follow the primary again.

@@ -32,6 +32,15 @@ func NodeTargets(t Topology) []string {
 		return append([]string{lockfault.TargetMaster, lockfault.TargetMasters, lockfault.TargetMinority, lockfault.TargetMajority, lockfault.TargetAll}, names("n", t.Masters)...)
 	case lockfault.Etcd:
 		return []string{lockfault.TargetEtcd, lockfault.TargetAll, "e1"}
+	case lockfault.Cluster:
+		// master and masters name the nodes serving slots now (a failover
+		// changes them), minority and majority of those; key-master the
+		// one serving the lock key's slot, key-replica its first replica.
+		out := []string{lockfault.TargetMaster, lockfault.TargetMasters, lockfault.TargetMinority, lockfault.TargetMajority, lockfault.TargetKeyMaster}
+		if t.Replicas > 0 {
+			out = append(out, lockfault.TargetReplica, lockfault.TargetReplicas, lockfault.TargetKeyReplica)
+		}
+		return append(append(out, lockfault.TargetAll), names("n", t.Masters*(1+t.Replicas))...)
 	}
 	return nil
 }

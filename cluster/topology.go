@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lockfault/lockfault"
 )
@@ -36,6 +37,8 @@ type Topology struct {
 	// auth-pass for the monitored master on every Sentinel. The harness's
 	// own admin connections use it too.
 	Password string
+	// NodeTimeout is a cluster's cluster-node-timeout (0: DefaultNodeTimeout).
+	NodeTimeout time.Duration
 }
 
 // Member is one node with its place in the topology. Clients reach it only
@@ -54,8 +57,16 @@ type Cluster struct {
 	Net      *Net
 	Topology Topology
 
+	// LockKey is the key of the run's lock (a cluster's key-master and
+	// key-replica targets follow its slot); set before the nemesis starts.
+	LockKey string
+
 	mu      sync.Mutex
 	members []*Member
+	// A cluster's slots per master and master per replica, as of the last
+	// RefreshClusterRoles.
+	slots    map[*Member][][2]int
+	masterOf map[*Member]*Member
 }
 
 // Start brings up a topology. On error everything started is torn down.
@@ -80,6 +91,8 @@ func Start(ctx context.Context, b Backend, nw *Net, t Topology) (c *Cluster, err
 		})
 	case lockfault.Replicated:
 		err = c.startReplicated(ctx)
+	case lockfault.Cluster:
+		err = c.startCluster(ctx)
 	case lockfault.Etcd:
 		var n Node
 		n, err = b.Start(ctx, NodeSpec{Name: "e1", Kind: KindEtcd})
@@ -195,7 +208,8 @@ func (c *Cluster) DataNodes() []*Member {
 // Resolve turns a fault target into members: a node name, or a role:
 // primary, replica (the first), replicas, master (the first), masters,
 // minority (the first floor((n-1)/2) masters), majority (the first n/2+1),
-// sentinels, all.
+// sentinels, all; on a cluster key-master (the master serving LockKey's
+// slot) and key-replica (its first replica).
 func (c *Cluster) Resolve(target string) ([]*Member, error) {
 	if m := c.Member(target); m != nil {
 		return []*Member{m}, nil
@@ -230,6 +244,16 @@ func (c *Cluster) Resolve(target string) ([]*Member, error) {
 		out = c.WithRole(RoleEtcd)
 	case lockfault.TargetAll:
 		out = c.DataNodes()
+	case lockfault.TargetKeyMaster, lockfault.TargetKeyReplica:
+		if c.LockKey == "" {
+			return nil, fmt.Errorf("target %q: the run names no lock key", target)
+		}
+		m, reps := c.keyMaster(c.LockKey)
+		if target == lockfault.TargetKeyReplica {
+			out = first(reps, 1)
+		} else if m != nil {
+			out = []*Member{m}
+		}
 	default:
 		return nil, fmt.Errorf("unknown target %q (allowed: %s)", target, strings.Join(NodeTargets(c.Topology), ", "))
 	}

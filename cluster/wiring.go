@@ -77,13 +77,20 @@ func (c *Cluster) Do(ctx context.Context, m *Member, args ...any) (any, error) {
 }
 
 // Repoint sets every proxy in front of m to m's current address (its peer
-// address for the peer proxy).
+// address for the peer proxy, its bus address for a cluster node's bus
+// proxy).
 func (c *Cluster) Repoint(m *Member) error {
 	for _, name := range c.Net.Names("") {
 		if strings.HasSuffix(name, ">"+m.Name) {
 			upstream := m.Node.Addr()
 			if isPeerProxy(name) {
 				upstream = peerAddr(m.Node)
+			}
+			if isBusProxy(name) {
+				var err error
+				if upstream, err = busAddr(m.Node); err != nil {
+					return err
+				}
 			}
 			if err := c.Net.SetUpstream(name, upstream); err != nil {
 				return err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -119,6 +120,9 @@ type Info struct {
 	Description string
 	Targets     Targets
 	Params      []string // params it understands
+	// Topologies, when set, are the only topologies the fault applies to
+	// (the runner refuses a step of it on another before anything starts).
+	Topologies []lockfault.TopologyKind
 }
 
 type entry struct {

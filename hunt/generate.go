@@ -60,6 +60,8 @@ func (sp *Space) topologyKind() lockfault.TopologyKind {
 		return lockfault.Masters
 	case lockfault.NeedsEtcd:
 		return lockfault.Etcd
+	case lockfault.NeedsCluster:
+		return lockfault.Cluster
 	}
 	if slices.Contains(sp.Info.Caps, lockimpl.CapReplicaAck) && !slices.Contains(sp.Known, "failover") {
 		return lockfault.Replicated
@@ -107,6 +109,8 @@ func (g *Generator) Next() *Schedule {
 		s.Topology.Replicas, s.Topology.Sentinels = 1, 0
 	case lockfault.Etcd:
 		s.Topology.Persistence = ""
+	case lockfault.Cluster:
+		s.Topology.Masters, s.Topology.Replicas = 3, 1
 	}
 	s.Workload = g.workload(s.TTL)
 	if s.Workload.Hold.D() > s.TTL {

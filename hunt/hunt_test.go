@@ -24,7 +24,7 @@ import (
 // is a scenario that passes the one validation (runner.Prepare) as it is.
 func TestGeneratorIsSeededAndValid(t *testing.T) {
 	ctx := context.Background()
-	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd"} {
+	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"} {
 		subj, err := runner.BuiltIn(ctx, lock)
 		if err != nil {
 			t.Fatal(err)

@@ -233,6 +233,8 @@ func nodeTargets(t scenarios.Topology) []string {
 		return []string{lockfault.TargetPrimary, lockfault.TargetReplica}
 	case lockfault.Etcd:
 		return []string{lockfault.TargetEtcd}
+	case lockfault.Cluster:
+		return []string{lockfault.TargetKeyMaster, lockfault.TargetKeyReplica}
 	}
 	return []string{lockfault.TargetPrimary}
 }

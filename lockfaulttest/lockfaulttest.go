@@ -149,7 +149,7 @@ func (d LockDef) check() error {
 	case i.Name == "" || strings.ContainsAny(i.Name, " /\t\n") || len(i.Name) > 100:
 		return fmt.Errorf("lock %q: Info.Name must be a non-empty word of at most 100 bytes without spaces or slashes", i.Name)
 	case !slices.Contains(lockfault.AllNeeds, i.Needs):
-		return fmt.Errorf("lock %s: Info.Needs %q is not allowed (allowed: single, masters, etcd)", i.Name, i.Needs)
+		return fmt.Errorf("lock %s: Info.Needs %q is not allowed (allowed: single, masters, etcd, cluster)", i.Name, i.Needs)
 	case d.New == nil:
 		return fmt.Errorf("lock %s: New is nil", i.Name)
 	}

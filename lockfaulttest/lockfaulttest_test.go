@@ -110,7 +110,7 @@ func TestBadDefinitionsAndOptionsAreRefused(t *testing.T) {
 		want string
 	}{
 		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "", Needs: "single"}, New: f}, lockfaulttest.Options{}, "Info.Name must be"},
-		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "zookeeper"}, New: f}, lockfaulttest.Options{}, `Info.Needs "zookeeper" is not allowed (allowed: single, masters, etcd)`},
+		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "zookeeper"}, New: f}, lockfaulttest.Options{}, `Info.Needs "zookeeper" is not allowed (allowed: single, masters, etcd, cluster)`},
 		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single", Caps: []string{"teleport"}}, New: f}, lockfaulttest.Options{}, `Info.Caps: "teleport" is not allowed`},
 		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "x", Needs: "single"}}, lockfaulttest.Options{}, "New is nil"},
 		{lockfaulttest.LockDef{Info: lockfaulttest.Info{Name: "single", Needs: "single"}, New: f}, lockfaulttest.Options{}, "the name is taken"},

@@ -79,6 +79,13 @@ type Endpoints struct {
 	Master    string   `json:"master,omitempty"`    // Sentinel's master name
 	Masters   []string `json:"masters,omitempty"`   // independent masters (Redlock)
 	Etcd      []string `json:"etcd,omitempty"`      // etcd client URLs
+	// Cluster lists a Redis Cluster's nodes as this client reaches them
+	// (the seeds of a cluster client); ClusterRemap maps every address the
+	// cluster announces (in MOVED, ASK, CLUSTER SLOTS/SHARDS) to the
+	// address this client reaches that node at: a cluster client dials
+	// through it (go-redis's Dialer, redis-py's address_remap).
+	Cluster      []string          `json:"cluster,omitempty"`
+	ClusterRemap map[string]string `json:"cluster_remap,omitempty"`
 	// Password authenticates every connection to a Redis node (AUTH), as
 	// production deployments require; "" for none. Not used for Sentinels
 	// or etcd.
@@ -167,6 +174,7 @@ const (
 	NeedsSingle  = lockfault.NeedsSingle
 	NeedsMasters = lockfault.NeedsMasters
 	NeedsEtcd    = lockfault.NeedsEtcd
+	NeedsCluster = lockfault.NeedsCluster
 )
 
 // Capabilities a lock may claim (Info.Caps).

@@ -1,9 +1,12 @@
 package lockimpl
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,6 +38,54 @@ func NewPrimaryClient(ep Endpoints) (redis.UniversalClient, error) {
 	opt.Addr = ep.Primary
 	opt.Password = ep.Password
 	return redis.NewClient(opt), nil
+}
+
+// NewClusterClient connects to a Redis Cluster through the endpoints: it
+// dials every address the cluster announces at the client's own address
+// for that node (Endpoints.ClusterRemap). It follows no redirection and
+// retries nothing inside a command (MaxRedirects -1: go-redis would also
+// retry a timed-out command, a SET NX among them); a MOVED or ASK reply
+// reloads its slot map and comes back as an error (see Redirected).
+func NewClusterClient(ep Endpoints) (*redis.ClusterClient, error) {
+	if len(ep.Cluster) == 0 {
+		return nil, fmt.Errorf("no cluster endpoints")
+	}
+	remap := ep.ClusterRemap
+	opt := clientTimeouts()
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:         ep.Cluster,
+		Password:      ep.Password,
+		MaxRedirects:  -1,
+		DialerRetries: opt.DialerRetries,
+		DialTimeout:   opt.DialTimeout,
+		ReadTimeout:   opt.ReadTimeout,
+		WriteTimeout:  opt.WriteTimeout,
+		MaxRetries:    -1,
+		PoolSize:      opt.PoolSize,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if a, ok := remap[addr]; ok {
+				addr = a
+			}
+			d := net.Dialer{Timeout: opt.DialTimeout}
+			return d.DialContext(ctx, network, addr)
+		},
+	}), nil
+}
+
+// Redirected reports whether err is a cluster's refusal that certainly
+// executed nothing: MOVED, ASK (the slot is elsewhere), TRYAGAIN (a
+// migration in progress) or CLUSTERDOWN.
+func Redirected(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	for _, p := range []string{"MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // NewNodeClient connects to one node with the harness's default timeouts.

@@ -39,6 +39,9 @@ func (r *run) awaitPolled(ctx context.Context, kind string, within time.Duration
 // acknowledged before the step is on every replica.
 func (r *run) awaitReplicasInSync(ctx context.Context, within time.Duration) error {
 	c := r.clus
+	if c.Topology.Kind == lockfault.Cluster {
+		return r.awaitClusterInSync(ctx, within)
+	}
 	if c.Topology.Kind != lockfault.Replicated {
 		return nil
 	}
@@ -68,6 +71,57 @@ func (r *run) awaitReplicasInSync(ctx context.Context, within time.Duration) err
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("replica %s not in sync within %v (offset %d, primary's %d)", m.Name, within, got, want)
+			}
+			if err := sleep(ctx, 2*time.Millisecond); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// awaitClusterInSync waits until every running cluster master's replicas
+// (as the master lists them) have reached its offset at the start of the
+// wait.
+func (r *run) awaitClusterInSync(ctx context.Context, within time.Duration) error {
+	c := r.clus
+	deadline := time.Now().Add(within)
+	for _, m := range c.WithRole(cluster.RoleMaster) {
+		if !m.Node.Running() {
+			continue
+		}
+		v, err := c.Do(ctx, m, "INFO", "replication")
+		if err != nil {
+			return fmt.Errorf("in-sync: INFO on master %s: %w", m.Name, err)
+		}
+		want, ok := infoInt(v, "master_repl_offset")
+		if !ok {
+			return fmt.Errorf("in-sync: master %s reports no master_repl_offset", m.Name)
+		}
+		for {
+			v, err := c.Do(ctx, m, "INFO", "replication")
+			behind := err != nil
+			s, _ := v.(string)
+			for _, line := range strings.Split(s, "\n") {
+				// slave0:ip=...,port=...,state=online,offset=N,lag=0
+				if !strings.HasPrefix(line, "slave") || !strings.Contains(line, ":ip=") {
+					continue
+				}
+				off := int64(-1)
+				for _, kv := range strings.Split(strings.TrimSpace(line[strings.Index(line, ":")+1:]), ",") {
+					if o, ok := strings.CutPrefix(kv, "offset="); ok {
+						off, _ = strconv.ParseInt(o, 10, 64)
+					}
+				}
+				if !strings.Contains(line, "state=online") || off < want {
+					behind = true
+				}
+			}
+			if !behind {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("replicas of %s not in sync within %v (%v)", m.Name, within, err)
 			}
 			if err := sleep(ctx, 2*time.Millisecond); err != nil {
 				return err

@@ -297,6 +297,14 @@ func (r *run) settle(ctx context.Context) error {
 			}
 		}
 	}
+	if c.Topology.Kind == lockfault.Cluster {
+		// A failover's old master rejoins as a replica: wait for the
+		// cluster to settle and take the roles (key-master) from it.
+		if err := c.WaitClusterOK(ctx, 60*time.Second); err != nil {
+			return err
+		}
+		return c.RefreshClusterRoles(ctx)
+	}
 	if c.Topology.Kind == lockfault.Replicated {
 		// Under load (a 2-core machine running several topologies) the
 		// Sentinels can take well over 20 s to finish a failover's
@@ -377,6 +385,18 @@ func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
 	case "etcd":
 		for _, m := range data {
 			ep.Etcd = append(ep.Etcd, "http://"+addrs[m.Name])
+		}
+	case lockfault.NeedsCluster:
+		// Seeds and remap both lead to this client's own path to each
+		// node (its tap or proxy), whatever address the cluster announces.
+		ep.ClusterRemap = map[string]string{}
+		for _, m := range data {
+			ep.Cluster = append(ep.Cluster, addrs[m.Name])
+			a, err := r.clus.Announced(m)
+			if err != nil {
+				return lockimpl.Endpoints{}, err
+			}
+			ep.ClusterRemap[a] = addrs[m.Name]
 		}
 	case "masters":
 		for _, m := range data {

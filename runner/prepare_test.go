@@ -32,6 +32,7 @@ expect: [safe]
 		{"{fault: kill, target: n1, params: {colour: red}}", `fault kill has no param "colour" (allowed: restart)`},
 		{"{fault: sentinel-failover, target: n1}", "takes no target"},
 		{"{fault: teleport, target: n1}", `bad.yaml:7: nemesis.steps.0.fault: unknown fault "teleport"`},
+		{"{fault: cluster-failover, target: n1}", `bad.yaml:7: nemesis.steps.0.target: fault cluster-failover does not apply to a replicated topology (allowed: cluster)`},
 		{"{await: grant, by: c9}", `nemesis.steps.0.by: "c9" is not a client`},
 	}
 	dir := t.TempDir()

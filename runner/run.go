@@ -259,7 +259,11 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		}
 	}()
 
-	backend, err := r.opt.Backend.NewBackend(ctx, r.id)
+	bk := r.opt.Backend
+	if r.sc.Topology.Kind == lockfault.Cluster && (bk == cluster.BackendAuto || bk == "") {
+		bk = cluster.BackendProcess // the cluster topology runs on processes only, for now
+	}
+	backend, err := bk.NewBackend(ctx, r.id)
 	if err != nil {
 		return err
 	}
@@ -299,6 +303,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		backend.Close(context.Background())
 		return fmt.Errorf("start cluster: %w", err)
 	}
+	r.clus.LockKey = lockKey(r.sc)
 	cleanups = append(cleanups, func() {
 		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cc()
@@ -405,6 +410,9 @@ func (r *run) recoverInto(cancel func()) {
 // inject (a clock fault on nodes without the clock shim, a power loss a
 // remote daemon cannot freeze), naming the step.
 func (r *run) supported(b cluster.Backend) error {
+	if r.sc.Topology.Kind == lockfault.Cluster && b.Name() != string(cluster.BackendProcess) {
+		return fmt.Errorf("%s: topology.kind: the %s backend cannot run a cluster topology yet (allowed: -backend process or auto)", r.sc.File, b.Name())
+	}
 	for _, st := range r.sc.Nemesis.Steps {
 		if st.Fault == "" {
 			continue

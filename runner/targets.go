@@ -18,6 +18,13 @@ func checkTarget(sc *scenarios.Scenario, fault, target string) error {
 	if err != nil {
 		return err
 	}
+	if len(info.Topologies) > 0 && !slices.Contains(info.Topologies, sc.Topology.Kind) {
+		var ks []string
+		for _, k := range info.Topologies {
+			ks = append(ks, string(k))
+		}
+		return fmt.Errorf("fault %s does not apply to a %s topology (allowed: %s)", fault, sc.Topology.Kind, strings.Join(ks, ", "))
+	}
 	var allowed []string
 	switch info.Targets {
 	case faults.TargetsNone:
@@ -55,7 +62,7 @@ func clientNames(sc *scenarios.Scenario) []string {
 func clusterTopology(sc *scenarios.Scenario) cluster.Topology {
 	t := sc.Topology
 	return cluster.Topology{Kind: t.Kind, Replicas: t.Replicas, Sentinels: t.Sentinels, Masters: t.Masters,
-		Persistence: t.Persistence, Password: t.Password}
+		Persistence: t.Persistence, Password: t.Password, NodeTimeout: t.NodeTimeout.D()}
 }
 
 // hasCommandAwait: a step waits for a command (await: command), so the

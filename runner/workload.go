@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -207,6 +208,15 @@ func (r *run) keyOf(lease string) string {
 
 // roundKey picks the key a round guards: the resource, or with keys N > 1
 // one of "<resource>-1" .. "<resource>-N" at random.
+// lockKey is the key the built-in locks keep for the run's (first) lock
+// key: a cluster's key-master and key-replica targets follow its slot.
+func lockKey(sc *scenarios.Scenario) string {
+	if sc.Workload.Keys <= 1 {
+		return lockimpl.KeyFor(sc.Workload.Resource)
+	}
+	return lockimpl.KeyFor(sc.Workload.Resource + "-1")
+}
+
 func (r *run) roundKey() string {
 	wl := r.sc.Workload
 	if wl.Keys <= 1 {

@@ -14,6 +14,7 @@ func TestBadInputRefusedWithLineFieldAndBound(t *testing.T) {
 	random := strings.Replace(good, "  steps:\n    - quiesce\n    - {sleep: 1s}\n    - resume\n",
 		"  random:\n    faults: [kill]\n    interval: 1s\n    for: 1s\n    per_cycle: 2\n", 1)
 	replicated := strings.Replace(good, "kind: standalone", "kind: replicated\n  replicas: 1", 1)
+	rcluster := strings.Replace(good, "kind: standalone", "kind: cluster\n  masters: 3\n  replicas: 0\n  node_timeout: 1500ms", 1)
 	cases := []struct {
 		name, base, from, to string
 		want                 []string
@@ -47,6 +48,14 @@ func TestBadInputRefusedWithLineFieldAndBound(t *testing.T) {
 		{"variant bound by validate", good, "expect: [safe]\n", "expect: [safe]\nvariants:\n  - name: v\n    workload: {clients: 99}\n", []string{"bad.yaml:19: variants.0.workload.clients:", "want 1 to 64", `(in variant "v")`}},
 		{"clients missing", good, "workload:\n  clients: 2\n  hold: 10ms\n", "", []string{"bad.yaml:1: workload.clients: missing", "allowed: 1 to 64"}},
 		{"name with slash", good, "name: x", "name: ../x", []string{"bad.yaml:1: name:", "without slashes"}},
+		{"cluster masters 2", good, "kind: standalone", "kind: cluster\n  masters: 2", []string{"bad.yaml:4: topology.masters:", "want 3 to 7 cluster masters, got 2 (allowed: 3 to 7)"}},
+		{"cluster masters 8", good, "kind: standalone", "kind: cluster\n  masters: 8", []string{"bad.yaml:4: topology.masters:", "got 8 (allowed: 3 to 7)"}},
+		{"cluster masters missing", good, "kind: standalone", "kind: cluster", []string{"topology.masters:", "got 0 (allowed: 3 to 7)"}},
+		{"cluster replicas 3", good, "kind: standalone", "kind: cluster\n  masters: 3\n  replicas: 3", []string{"bad.yaml:5: topology.replicas:", "want 0 to 2 replicas per master, got 3 (allowed: 0 to 2)"}},
+		{"cluster replicas -1", good, "kind: standalone", "kind: cluster\n  masters: 3\n  replicas: -1", []string{"bad.yaml:5: topology.replicas:", "got -1 (allowed: 0 to 2)"}},
+		{"cluster node_timeout", good, "kind: standalone", "kind: cluster\n  masters: 3\n  node_timeout: 10ms", []string{"bad.yaml:5: topology.node_timeout:", "10ms is out of range (allowed: 100ms to 1m0s"}},
+		{"node_timeout on masters", good, "kind: standalone", "kind: masters\n  masters: 3\n  node_timeout: 1s", []string{"bad.yaml:5: topology.node_timeout:", "does not apply to a masters topology"}},
+		{"sentinels on cluster", good, "kind: standalone", "kind: cluster\n  masters: 3\n  sentinels: 3", []string{"bad.yaml:5: topology.sentinels:", "does not apply to a cluster topology", "allowed for cluster: kind, masters, replicas, node_timeout"}},
 		{"password with space", good, "kind: standalone", "kind: standalone\n  password: a b", []string{"bad.yaml:4: topology.password:", "white space"}},
 	}
 	for _, c := range cases {
@@ -72,7 +81,7 @@ func TestBadInputRefusedWithLineFieldAndBound(t *testing.T) {
 		})
 	}
 	// The base cases themselves load.
-	for _, b := range []string{good, random, replicated} {
+	for _, b := range []string{good, random, replicated, rcluster} {
 		if _, err := Parse("ok.yaml", []byte(b)); err != nil {
 			t.Fatalf("base case refused: %v", err)
 		}

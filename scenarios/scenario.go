@@ -61,11 +61,13 @@ type Scenario struct {
 
 // Topology of the nodes.
 type Topology struct {
-	Kind        lockfault.TopologyKind `yaml:"kind"` // standalone, replicated, masters, etcd
-	Replicas    int                    `yaml:"replicas"`
-	Sentinels   int                    `yaml:"sentinels"`
-	Masters     int                    `yaml:"masters"`
-	Persistence string                 `yaml:"persistence"` // none, aof-always, aof-everysec
+	Kind      lockfault.TopologyKind `yaml:"kind"`     // standalone, replicated, masters, etcd, cluster
+	Replicas  int                    `yaml:"replicas"` // replicated: 1..2; cluster: 0..2 per master
+	Sentinels int                    `yaml:"sentinels"`
+	Masters   int                    `yaml:"masters"` // masters: 1..7 independent; cluster: 3..7 sharing the slots
+	// NodeTimeout is a cluster's cluster-node-timeout (default 2s).
+	NodeTimeout Duration `yaml:"node_timeout,omitempty"`
+	Persistence string   `yaml:"persistence"` // none, aof-always, aof-everysec
 	// Password, when set, is required by every Redis node (requirepass,
 	// masterauth) and Sentinel (requirepass, auth-pass) and handed to every
 	// lock through its endpoints. Not for etcd.

@@ -57,14 +57,14 @@ func TestParseErrorsNameFileLineAndField(t *testing.T) {
 		want           []string
 	}{
 		{"unknown field", "  hold: 10ms", "  hold: 10ms\n  colour: red", []string{"bad.yaml:10:", "workload.colour", "unknown field (allowed: clients, hold"}},
-		{"bad kind", "kind: standalone", "kind: cluster", []string{"bad.yaml:3:", "topology.kind", "allowed: standalone, replicated, masters, etcd"}},
+		{"bad kind", "kind: standalone", "kind: kluster", []string{"bad.yaml:3:", "topology.kind", "allowed: standalone, replicated, masters, etcd, cluster"}},
 		{"bad duration", "ttl: 1s", "ttl: soon", []string{"bad.yaml:6:", "lock.ttl", "not a duration"}},
 		{"bad verdict", "expect: [safe]", "expect: [broken]", []string{"bad.yaml:16:", "expect.0", "allowed: overlap, corruption, fence-inversion, stale-extend, died, fenced, stuck, unavailable, not-exercised, unknown, safe"}},
 		{"two actions", "- {sleep: 1s}", "- {sleep: 1s, await: grant}", []string{"bad.yaml:14:", "nemesis.steps.1", "exactly one of"}},
 		{"bare word", "- resume", "- resumed", []string{"bad.yaml:15:", "nemesis.steps.2", "quiesce and resume"}},
 		{"no clients", "clients: 2", "clients: 0", []string{"bad.yaml:8:", "workload.clients", "1 to 64"}},
 		{"bad await", "- {sleep: 1s}", "- {await: release}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "allowed: grant, read, write, renew, in-sync"}},
-		{"in-sync without replicas", "- {sleep: 1s}", "- {await: in-sync}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "replicated topology"}},
+		{"in-sync without replicas", "- {sleep: 1s}", "- {await: in-sync}", []string{"bad.yaml:14:", "nemesis.steps.1.await", "in-sync needs a replicated or cluster topology, not standalone"}},
 		{"bad quiesce", "clients: 2", "clients: 2\n  quiesce: abrupt", []string{"bad.yaml:", "workload.quiesce", "allowed: wait, cut"}},
 	}
 	for _, c := range cases {

@@ -14,10 +14,16 @@ const (
 	MaxReplicas  = 2
 	MaxSentinels = 3
 	MaxMasters   = 7
-	MaxCycles    = 1000
-	MaxSteps     = 100 // steps of one cycle
-	MaxPerCycle  = 20  // faults per cycle of a random nemesis
-	MaxReentry   = 16
+	// A cluster: 3 to 7 masters sharing the slots, 0 to 2 replicas each,
+	// a node timeout of 100ms to 1m.
+	MinClusterMasters  = 3
+	MaxClusterReplicas = 2
+	MinNodeTimeout     = 100 * time.Millisecond
+	MaxNodeTimeout     = time.Minute
+	MaxCycles          = 1000
+	MaxSteps           = 100 // steps of one cycle
+	MaxPerCycle        = 20  // faults per cycle of a random nemesis
+	MaxReentry         = 16
 	// MaxDuration bounds every single duration (ttl, wait, hold, think,
 	// sleep, for, within, warmup, cooldown, interval, stuck_after, ...),
 	// the duration params of faults included (restart, latency, within...).

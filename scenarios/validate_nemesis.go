@@ -155,8 +155,8 @@ func (s *Scenario) validateStep(i int) error {
 		switch st.Await {
 		case "grant", "read", "write", "renew", AwaitCommand:
 		case "in-sync":
-			if s.Topology.Kind != "replicated" {
-				return s.ErrAt(path+".await", "in-sync needs a replicated topology, not %s", s.Topology.Kind)
+			if s.Topology.Kind != "replicated" && s.Topology.Kind != "cluster" {
+				return s.ErrAt(path+".await", "in-sync needs a replicated or cluster topology, not %s", s.Topology.Kind)
 			}
 			if st.By != "" {
 				return s.ErrAt(path+".by", "in-sync waits for the replicas, not for a client")

@@ -10,7 +10,7 @@ import (
 // it, the persistence mode and the password.
 func (s *Scenario) validateTopology() error {
 	t := &s.Topology
-	kinds := "standalone, replicated, masters, etcd"
+	kinds := "standalone, replicated, masters, etcd, cluster"
 	notHere := func(field string) error {
 		return s.ErrAt("topology."+field, "does not apply to a %s topology (allowed for %s: %s)", t.Kind, t.Kind, strings.Join(topologyFields(t.Kind), ", "))
 	}
@@ -27,6 +27,16 @@ func (s *Scenario) validateTopology() error {
 		if t.Masters < 1 || t.Masters > MaxMasters {
 			return s.ErrAt("topology.masters", "want 1 to %d independent masters, got %d", MaxMasters, t.Masters)
 		}
+	case "cluster":
+		if t.Masters < MinClusterMasters || t.Masters > MaxMasters {
+			return s.ErrAt("topology.masters", "want %d to %d cluster masters, got %d (allowed: %d to %d)", MinClusterMasters, MaxMasters, t.Masters, MinClusterMasters, MaxMasters)
+		}
+		if t.Replicas < 0 || t.Replicas > MaxClusterReplicas {
+			return s.ErrAt("topology.replicas", "want 0 to %d replicas per master, got %d (allowed: 0 to %d)", MaxClusterReplicas, t.Replicas, MaxClusterReplicas)
+		}
+		if d := t.NodeTimeout.D(); d != 0 && (d < MinNodeTimeout || d > MaxNodeTimeout) {
+			return s.ErrAt("topology.node_timeout", "%v is out of range (allowed: %v to %v; default 2s)", d, MinNodeTimeout, MaxNodeTimeout)
+		}
 	case "":
 		return s.ErrAt("topology.kind", "missing (allowed: %s)", kinds)
 	default:
@@ -35,14 +45,17 @@ func (s *Scenario) validateTopology() error {
 		}
 		return s.ErrAt("topology.kind", "%q is not allowed (allowed: %s)", t.Kind, kinds)
 	}
-	if t.Kind != "replicated" && t.Replicas != 0 {
+	if t.Kind != "replicated" && t.Kind != "cluster" && t.Replicas != 0 {
 		return notHere("replicas")
 	}
 	if t.Kind != "replicated" && t.Sentinels != 0 {
 		return notHere("sentinels")
 	}
-	if t.Kind != "masters" && t.Masters != 0 {
+	if t.Kind != "masters" && t.Kind != "cluster" && t.Masters != 0 {
 		return notHere("masters")
+	}
+	if t.Kind != "cluster" && t.NodeTimeout != 0 {
+		return notHere("node_timeout")
 	}
 	if t.Kind == "etcd" && t.Persistence != "" {
 		return notHere("persistence")
@@ -76,6 +89,8 @@ func topologyFields(kind lockfault.TopologyKind) []string {
 		return []string{"kind", "replicas", "sentinels", "persistence", "password"}
 	case "masters":
 		return []string{"kind", "masters", "persistence", "password"}
+	case "cluster":
+		return []string{"kind", "masters", "replicas", "node_timeout", "persistence", "password"}
 	case "etcd":
 		return []string{"kind"}
 	}

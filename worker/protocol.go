@@ -79,7 +79,7 @@ type Message struct {
 	// describes its own lock; the harness picks topology and properties
 	// from it).
 	Lock       string          `json:"lock,omitempty"`
-	Needs      lockfault.Needs `json:"needs,omitempty"`      // single, masters, etcd
+	Needs      lockfault.Needs `json:"needs,omitempty"`      // single, masters, etcd, cluster
 	Caps       []string        `json:"caps,omitempty"`       // lockimpl.Cap* names
 	Failpoints []string        `json:"failpoints,omitempty"` // failpoint names the lock can hit
 	// Options are the lock option names the worker understands (init's

@@ -386,9 +386,9 @@ func ValidateReady(m Message) error {
 		return fmt.Errorf("ready: field lock: missing (the worker must name its lock)")
 	}
 	switch m.Needs {
-	case "single", "masters", "etcd":
+	case "single", "masters", "etcd", "cluster":
 	default:
-		return fmt.Errorf("ready: field needs: %q is not allowed (allowed: single, masters, etcd)", m.Needs)
+		return fmt.Errorf("ready: field needs: %q is not allowed (allowed: single, masters, etcd, cluster)", m.Needs)
 	}
 	for _, c := range m.Caps {
 		ok := false

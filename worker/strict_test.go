@@ -217,7 +217,7 @@ func TestDecodeMessageIsStrict(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", l, err, want)
 		}
 	}
-	for _, m := range []Message{{Lock: "x", Needs: "cluster"}, {Needs: "single"}, {Lock: "x", Needs: "single", Caps: []string{"teleport"}}} {
+	for _, m := range []Message{{Lock: "x", Needs: "zookeeper"}, {Needs: "single"}, {Lock: "x", Needs: "single", Caps: []string{"teleport"}}} {
 		if ValidateReady(m) == nil {
 			t.Errorf("ValidateReady(%+v) accepted it", m)
 		}

@@ -330,7 +330,7 @@ func (w *Worker) init(c Command) error {
 
 // hasEndpoints reports whether any server address is given.
 func hasEndpoints(ep lockimpl.Endpoints) bool {
-	return ep.Primary != "" || len(ep.Sentinels) > 0 || len(ep.Masters) > 0 || len(ep.Etcd) > 0
+	return ep.Primary != "" || len(ep.Sentinels) > 0 || len(ep.Masters) > 0 || len(ep.Etcd) > 0 || len(ep.Cluster) > 0
 }
 
 // reconnect builds a fresh lock client against new endpoints (a failover by

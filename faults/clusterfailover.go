@@ -1,0 +1,157 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/cluster"
+)
+
+func init() {
+	Register(Info{Name: "cluster-failover", Targets: TargetsNode, Params: []string{"how", "within"}, Topologies: []lockfault.TopologyKind{lockfault.Cluster},
+		Description: "the Redis Cluster's own failover of the target master: kill -9 it (how=kill, the default) or stop it (how=pause, SIGSTOP) until the other masters mark it failed after cluster-node-timeout and one of its replicas promotes itself; the step ends once the replica serves the master's slots (within=<duration>, default 30s). Heal restarts (kill) or continues (pause: the old master serves as a master until it hears of its demotion) the old master, which rejoins as a replica, and waits for the cluster to be ok"}, clusterFailover{})
+}
+
+// clusterFailover takes a cluster master away and waits for the cluster to
+// promote one of its replicas: no harness command promotes anything.
+//
+// There is no how=cut: the others keep a node alive as long as anything
+// arrives from it on the bus, and the node's own gossip reaches them
+// through their bus proxies, which every node shares (see package
+// cluster); cutting a node off needs a bus link per pair of nodes.
+type clusterFailover struct{}
+
+// clusterWithin: how long a cluster failover may take (default 30 s).
+var clusterWithin = durationSpec{name: "within", def: 30 * time.Second, min: time.Millisecond, max: MaxDuration, example: "10s"}
+
+func clusterHow(p Params) (string, error) {
+	switch h := p["how"]; h {
+	case "", "kill":
+		return "kill", nil
+	case "pause":
+		return h, nil
+	default:
+		return "", paramErr("how", "%q is not allowed (allowed: kill, pause)", h)
+	}
+}
+
+func (clusterFailover) Validate(p Params) error {
+	if _, err := clusterHow(p); err != nil {
+		return err
+	}
+	_, err := clusterWithin.duration(p)
+	return err
+}
+
+func (clusterFailover) injectTime(p Params) time.Duration {
+	d, _ := clusterWithin.duration(p)
+	return d
+}
+
+func (clusterFailover) Inject(ctx context.Context, env Env, target string, p Params) (Heal, error) {
+	how, err := clusterHow(p)
+	if err != nil {
+		return nil, err
+	}
+	within, err := clusterWithin.duration(p)
+	if err != nil {
+		return nil, err
+	}
+	m, err := oneClusterNode(env, target, cluster.RoleMaster)
+	if err != nil {
+		return nil, err
+	}
+	c := env.Cluster()
+	reps, err := c.ClusterReplicasOf(ctx, m)
+	if err != nil {
+		return nil, err
+	}
+	if len(reps) == 0 {
+		return nil, fmt.Errorf("%s has no replica: the cluster cannot fail it over", m.Name)
+	}
+	start := time.Now()
+	var heal Heal
+	switch how {
+	case "kill":
+		if err := m.Node.Kill(ctx); err != nil {
+			return nil, err
+		}
+		heal = func(ctx context.Context) error {
+			if !m.Node.Running() {
+				if err := c.Restart(ctx, m); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	case "pause":
+		if err := m.Node.Signal(ctx, syscall.SIGSTOP); err != nil {
+			return nil, err
+		}
+		heal = func(ctx context.Context) error { return m.Node.Signal(ctx, syscall.SIGCONT) }
+	}
+	healed := func(ctx context.Context) error {
+		if err := heal(ctx); err != nil {
+			return err
+		}
+		if err := c.WaitClusterOK(ctx, 30*time.Second); err != nil {
+			return err
+		}
+		return c.RefreshClusterRoles(ctx)
+	}
+	promoted, err := waitPromoted(ctx, c, reps, within)
+	if err != nil {
+		healed(ctx)
+		return nil, fmt.Errorf("cluster-failover of %s: %w", m.Name, err)
+	}
+	env.Logf("cluster promoted %s in place of %s (%s) after %v", promoted.Name, m.Name, how, time.Since(start).Round(time.Millisecond))
+	return healed, nil
+}
+
+// waitPromoted waits until one of the candidates serves slots as a master
+// in the cluster's view, then refreshes every member's role.
+func waitPromoted(ctx context.Context, c *cluster.Cluster, candidates []*cluster.Member, within time.Duration) (*cluster.Member, error) {
+	deadline := time.Now().Add(within)
+	for {
+		view, err := c.ClusterView(ctx)
+		if err == nil {
+			for _, n := range view {
+				if n.Member != nil && slices.Contains(candidates, n.Member) && n.Has("master") && len(n.Slots) > 0 {
+					return n.Member, c.RefreshClusterRoles(ctx)
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("no replica promoted within %v (last view: %v)", within, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// oneClusterNode resolves a target that must name one cluster node of a
+// role (by name, or a role target that picks one).
+func oneClusterNode(env Env, target, role string) (*cluster.Member, error) {
+	c := env.Cluster()
+	if c.Topology.Kind != lockfault.Cluster {
+		return nil, fmt.Errorf("needs a cluster topology, not %s", c.Topology.Kind)
+	}
+	ms, err := nodes(env, target)
+	if err != nil {
+		return nil, err
+	}
+	if len(ms) != 1 {
+		return nil, fmt.Errorf("needs exactly one node, %q names %d", target, len(ms))
+	}
+	if ms[0].Role != role {
+		return nil, fmt.Errorf("%s is a %s now, not a %s", ms[0].Name, ms[0].Role, role)
+	}
+	return ms[0], nil
+}

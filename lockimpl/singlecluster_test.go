@@ -1,0 +1,104 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/cluster"
+)
+
+// clusterEndpoints starts a Redis Cluster of 3 masters (process backend)
+// and returns a client's endpoints: its proxies as seeds, and the remap of
+// every announced address to them.
+func clusterEndpoints(t *testing.T, client string) (*cluster.Cluster, Endpoints) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := cluster.NewProcess("lockimpl-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := cluster.NewNet(b.ProxyHost(), t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := cluster.Start(ctx, b, nw, cluster.Topology{Kind: lockfault.Cluster, Masters: 3, NodeTimeout: time.Second})
+	if err != nil {
+		b.Close(ctx)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	addrs, err := c.ClientAddrs(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remap, err := c.ClientRemap(client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := Endpoints{ClusterRemap: remap}
+	for _, m := range c.DataNodes() {
+		ep.Cluster = append(ep.Cluster, addrs[m.Name])
+	}
+	return c, ep
+}
+
+// single-cluster excludes, releases and extends on keys spread over every
+// master, all through the client's own proxies.
+func TestSingleClusterAcrossSlots(t *testing.T) {
+	ctx := context.Background()
+	c, ep := clusterEndpoints(t, "c1")
+	a, err := New("single-cluster", Config{Endpoints: ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := New("single-cluster", Config{Endpoints: ep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	owners := map[int]bool{}
+	for i := 0; i < 6; i++ {
+		res := fmt.Sprintf("r%d", i)
+		owners[cluster.KeySlot(KeyFor(res))*3/cluster.ClusterSlots] = true
+		opts := AcquireOptions{TTL: 5 * time.Second, Wait: 100 * time.Millisecond}
+		l, err := a.Acquire(ctx, res, opts)
+		if err != nil {
+			t.Fatalf("%s: acquire: %v", res, err)
+		}
+		if _, err := b.Acquire(ctx, res, opts); !errors.Is(err, ErrNotAcquired) {
+			t.Fatalf("%s: second acquire: %v, want not acquired", res, err)
+		}
+		if err := a.(Extender).Extend(ctx, l, 8*time.Second); err != nil {
+			t.Fatalf("%s: extend: %v", res, err)
+		}
+		if err := a.Release(ctx, l); err != nil {
+			t.Fatalf("%s: release: %v", res, err)
+		}
+		if l2, err := b.Acquire(ctx, res, opts); err != nil {
+			t.Fatalf("%s: acquire after release: %v", res, err)
+		} else {
+			b.Release(ctx, l2)
+		}
+	}
+	if len(owners) < 2 {
+		t.Fatalf("the keys fell on %d master(s) only", len(owners))
+	}
+	// Only the client's proxies carried it: the peer proxies (the announced
+	// addresses) can go and nothing changes.
+	for _, m := range c.DataNodes() {
+		p, _ := c.Net.Get(cluster.PeerProxy(m.Name))
+		if err := p.Disable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l, err := a.Acquire(ctx, "r0", AcquireOptions{TTL: time.Second, Wait: 100 * time.Millisecond}); err != nil {
+		t.Fatalf("acquire with the announced addresses cut: %v", err)
+	} else {
+		a.Release(ctx, l)
+	}
+}
