@@ -155,3 +155,33 @@ func oneClusterNode(env Env, target, role string) (*cluster.Member, error) {
 	}
 	return ms[0], nil
 }
+
+// effect: a replica of the target serves slots as a master in the
+// cluster's view once the step returns (the target's replicas are read
+// before it is taken away).
+func (clusterFailover) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	m, err := oneClusterNode(env, target, cluster.RoleMaster)
+	if err != nil {
+		return nil
+	}
+	reps, err := env.Cluster().ClusterReplicasOf(ctx, m)
+	if err != nil {
+		return nil
+	}
+	return func(ctx context.Context) Effect { return promotedEffect(ctx, env.Cluster(), m.Name, reps) }
+}
+
+// promotedEffect reads the cluster's view: seen when one of candidates
+// serves slots as a master.
+func promotedEffect(ctx context.Context, c *cluster.Cluster, of string, candidates []*cluster.Member) Effect {
+	view, err := c.ClusterView(ctx)
+	if err != nil {
+		return Effect{Unchecked: true, What: fmt.Sprintf("CLUSTER NODES: %v", err)}
+	}
+	for _, n := range view {
+		if n.Member != nil && slices.Contains(candidates, n.Member) && n.Has("master") && len(n.Slots) > 0 {
+			return Effect{Seen: true, What: fmt.Sprintf("%s serves slots %v as a master in place of %s", n.Member.Name, n.Slots, of)}
+		}
+	}
+	return Effect{What: fmt.Sprintf("no replica of %s serves slots as a master", of)}
+}

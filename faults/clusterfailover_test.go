@@ -36,7 +36,10 @@ func testClusterFailover(t *testing.T, how string) {
 		t.Fatalf("n4 is %s before the fault", r)
 	}
 	start := time.Now()
-	h := inject(t, e, "cluster-failover", "master", Params{"how": how, "within": "20s"})
+	h, eff := proveAndInject(t, e, "cluster-failover", "master", Params{"how": how, "within": "20s"})
+	if !eff.Seen || !strings.Contains(eff.What, "n4 serves slots") {
+		t.Fatalf("effect of the failover: %+v, want n4 seen serving n1's slots", eff)
+	}
 	t.Logf("failover took %v; notes %q", time.Since(start).Round(time.Millisecond), e.notes)
 	if r := roleOf(t, c, "n4"); r != "master" {
 		t.Fatalf("n4 is %s after the failover, want master", r)
@@ -113,8 +116,12 @@ func TestClusterManualFailover(t *testing.T) {
 		if i%2 == 1 {
 			rep, old = old, rep
 		}
-		if h := inject(t, e, "cluster-manual-failover", rep, Params{"mode": mode, "within": "20s"}); h != nil {
+		h, eff := proveAndInject(t, e, "cluster-manual-failover", rep, Params{"mode": mode, "within": "20s"})
+		if h != nil {
 			t.Fatalf("%s: a heal for a manual failover", mode)
+		}
+		if !eff.Seen {
+			t.Fatalf("%s: effect %+v, want %s seen serving slots", mode, eff, rep)
 		}
 		if r := roleOf(t, c, rep); r != "master" {
 			t.Fatalf("%s: %s is %s after the failover, want master", mode, rep, r)
@@ -138,5 +145,18 @@ func TestClusterManualFailover(t *testing.T) {
 	f, _, _ := Get("cluster-manual-failover")
 	if _, err := f.Inject(ctx, e, "n2", Params{}); err == nil || !strings.Contains(err.Error(), "n2 is a master now, not a replica") {
 		t.Fatalf("failover on a master: %v", err)
+	}
+}
+
+// The check reads the cluster's view: with no failover the replica serves
+// nothing, and the step is without effect.
+func TestClusterFailoverEffectAbsent(t *testing.T) {
+	e, _ := newEnv(t, cluster.Topology{Kind: lockfault.Cluster, Masters: 3, Replicas: 1, NodeTimeout: time.Second})
+	check := Prove(context.Background(), "cluster-manual-failover", e, "n4", Params{})
+	if check == nil {
+		t.Fatal("no effect check")
+	}
+	if eff := check(context.Background()); eff.Seen || eff.Unchecked {
+		t.Fatalf("effect with no failover: %+v, want not seen", eff)
 	}
 }

@@ -77,3 +77,15 @@ func (clusterManualFailover) Inject(ctx context.Context, env Env, target string,
 	env.Logf("cluster failover %s: %s serves its old master's slots after %v", mode, r.Name, time.Since(start).Round(time.Millisecond))
 	return nil, nil
 }
+
+// effect: the target replica serves slots as a master once the step
+// returns.
+func (clusterManualFailover) effect(ctx context.Context, env Env, target string, p Params) func(context.Context) Effect {
+	r, err := oneClusterNode(env, target, cluster.RoleReplica)
+	if err != nil {
+		return nil
+	}
+	return func(ctx context.Context) Effect {
+		return promotedEffect(ctx, env.Cluster(), "its master", []*cluster.Member{r})
+	}
+}

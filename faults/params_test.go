@@ -58,6 +58,19 @@ var paramCases = []struct {
 		"0s":  "param within: 0s is out of range (allowed: 1ms to 10m0s",
 		"-1s": "param within: -1s is out of range",
 	}, []string{"20s", "10m"}},
+	{"cluster-failover", "how", map[string]string{
+		"cut": `param how: "cut" is not allowed (allowed: kill, pause)`,
+	}, []string{"kill", "pause"}},
+	{"cluster-failover", "within", map[string]string{
+		"1h": "param within: 1h0m0s is out of range (allowed: 1ms to 10m0s; e.g. 10s)",
+		"0s": "param within: 0s is out of range (allowed: 1ms to 10m0s",
+	}, []string{"10s", "10m"}},
+	{"cluster-manual-failover", "mode", map[string]string{
+		"soft": `param mode: "soft" is not allowed`,
+	}, []string{"default", "force", "takeover"}},
+	{"cluster-manual-failover", "within", map[string]string{
+		"1h": "param within: 1h0m0s is out of range (allowed: 1ms to 10m0s; e.g. 10s)",
+	}, []string{"10s"}},
 	{"clock-jump", "by", map[string]string{
 		"1h":   "param by: 1h0m0s is out of range (allowed: -10m0s to 10m0s, not 0; e.g. +11s or -5s)",
 		"-11m": "param by: -11m0s is out of range",
