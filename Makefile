@@ -25,7 +25,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps modules debs-servers debs-python debs-php debs-test build campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
 
 all: build
 
@@ -69,7 +69,11 @@ debs-test:
 # their merge must agree on it, whatever folder each machine built in);
 # with local changes it is named by the binary's hash (runner/version.go).
 REVISION = $(shell git status --porcelain 2>/dev/null | grep -q . || git rev-parse HEAD 2>/dev/null)
-build: modules shim ext clock-overlay
+build: modules simulate ext
+
+# bin/simulate alone (make scenario builds lockfault-ext only when its lock
+# is a published library's: simulate run -needs-ext).
+simulate: shim clock-overlay
 	$(GO) build $(CLOCK_FLAGS) -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
 
 # The clock overlay (docs/FAULTS.md, clock-client): every Go worker binary
@@ -106,9 +110,10 @@ image: shim
 
 # Only the servers the scenario's topology runs (and -worker's interpreter,
 # given in ARGS) are installed: `simulate run -packages` names them.
-scenario: $(WORKER_DEBS) build
+scenario: $(WORKER_DEBS) simulate
 	@pkgs=$$(./$(BIN) run -packages $(ARGS) $(name)) && \
 	  $(APT_NEED) "scenario $(name) runs them" $$pkgs
+	@[ "$$(./$(BIN) run -needs-ext $(ARGS) $(name))" = no ] || $(MAKE) --no-print-directory ext
 	@$(MAKE) --no-print-directory image
 	./$(BIN) run -backend $(backend) $(ARGS) $(name)
 

@@ -157,3 +157,25 @@ func TestMissingProgramIsNamedWithItsPackage(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsExtSaysWhenLockfaultExtRuns: make scenario builds lockfault-ext
+// only for a run whose lock is a published library's (the scenario's, a
+// variant's or -lock's), never for lockfault's own locks or a worker's.
+func TestNeedsExtSaysWhenLockfaultExtRuns(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"master-failover"}, "no\n"},
+		{[]string{"gc-pause"}, "no\n"},
+		{[]string{"etcd-pause"}, "yes\n"},
+		{[]string{"-variant", "redsync", "gc-pause"}, "yes\n"},
+		{[]string{"-lock", "redsync", "master-failover"}, "yes\n"},
+		{[]string{"-lock", "redisson+wait-replicas=1", "master-failover"}, "no\n"},
+		{[]string{"-worker", "/usr/bin/python3 examples/python-redis/worker.py", "master-failover"}, "no\n"},
+	} {
+		if code, out, stderr := run(append([]string{"run", "-needs-ext"}, c.args...)...); code != 0 || out != c.want {
+			t.Errorf("run -needs-ext %v: exit %d, %q (want %q) %s", c.args, code, out, c.want, stderr)
+		}
+	}
+}

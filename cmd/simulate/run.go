@@ -9,6 +9,7 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -26,6 +27,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	f.StringVar(&opt.ReportsDir, "reports", "reports", "where report folders go")
 	quiet := f.Bool("q", false, "print only the run line and the summary")
 	packages := f.Bool("packages", false, "print the Debian packages the scenario's servers (and -worker's interpreter) come in, on one line, and exit: nothing runs (make scenario installs them)")
+	needsExt := f.Bool("needs-ext", false, "print yes when the run needs bin/lockfault-ext (its lock, from -lock, -variant or the scenario, is a published library's), else no, and exit: nothing runs (make scenario builds lockfault-ext only then)")
 	pos, code, ok := f.parse(args)
 	if !ok {
 		return code
@@ -47,6 +49,23 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *packages {
 		fmt.Fprintln(stdout, strings.Join(runner.Packages(sc, *workerLine), " "))
+		return 0
+	}
+	if *needsExt {
+		s := sc
+		if ov.Variant != "" {
+			if s, err = sc.WithVariant(ov.Variant); err != nil {
+				fmt.Fprintln(stderr, err)
+				return 2
+			}
+		}
+		name := s.Lock.Name
+		if *lock != "" {
+			name = *lock
+		}
+		name, _, _ = strings.Cut(name, "+")
+		_, builtIn := lockimpl.Lookup(name)
+		fmt.Fprintln(stdout, map[bool]string{true: "no", false: "yes"}[builtIn || *workerLine != ""])
 		return 0
 	}
 	subj, err := optionalSubject(ctx, *lock, *workerLine)
