@@ -6,7 +6,6 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/lockfault/lockfault/cluster"
 )
 
 func init() {
@@ -25,29 +24,23 @@ func (latency) Inject(ctx context.Context, env Env, target string, p Params) (He
 	if err != nil {
 		return nil, err
 	}
-	ct := p["clients"]
-	if ct == "" {
-		ct = "all"
-	}
-	cls, err := env.Clients(ct)
+	names, err := clientLinks(env, ms, p)
 	if err != nil {
 		return nil, err
 	}
 	c := env.Cluster()
 	var heals []Heal
-	for _, cl := range cls {
-		for _, m := range ms {
-			px, ok := c.Net.Get(cluster.ClientProxy(cl.Name(), m.Name))
-			if !ok {
-				return healAll(heals), fmt.Errorf("no proxy from %s to %s", cl.Name(), m.Name)
+	for _, n := range names {
+		px, ok := c.Net.Get(n)
+		if !ok {
+			return healAll(heals), fmt.Errorf("no proxy %s", n)
+		}
+		for _, s := range streams {
+			name := "latency-" + s
+			if _, err := px.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": lat.Milliseconds(), "jitter": jit.Milliseconds()}); err != nil {
+				return healAll(heals), err
 			}
-			for _, s := range streams {
-				name := "latency-" + s
-				if _, err := px.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": lat.Milliseconds(), "jitter": jit.Milliseconds()}); err != nil {
-					return healAll(heals), err
-				}
-				heals = append(heals, func(context.Context) error { return px.RemoveToxic(name) })
-			}
+			heals = append(heals, func(context.Context) error { return px.RemoveToxic(name) })
 		}
 	}
 	return healAll(heals), nil
