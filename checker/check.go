@@ -452,12 +452,9 @@ func (fi *faultIndex) around(from, to int64) []string {
 		}
 	}
 	sort.Slice(hits, func(a, b int) bool { return hits[a].at < hits[b].at })
-	out := make([]string, 0, len(hits))
+	var out []string // nil when no fault was around
 	for _, h := range hits {
 		out = append(out, h.label)
-	}
-	if len(out) == 0 {
-		return nil
 	}
 	return out
 }

@@ -64,8 +64,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			name = *lock
 		}
 		name, _, _ = strings.Cut(name, "+")
-		_, builtIn := lockimpl.Lookup(name)
-		fmt.Fprintln(stdout, map[bool]string{true: "no", false: "yes"}[builtIn || *workerLine != ""])
+		answer := "yes"
+		if _, builtIn := lockimpl.Lookup(name); builtIn || *workerLine != "" {
+			answer = "no" // lockfault's own lock, or a worker's
+		}
+		fmt.Fprintln(stdout, answer)
 		return 0
 	}
 	subj, err := optionalSubject(ctx, *lock, *workerLine)
