@@ -6,17 +6,28 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/worker"
 )
 
 func init() {
 	Register(Info{Name: "clock-jump", Targets: "node", Params: []string{"by"},
+		Unreachable: etcdClock,
 		Description: "step the node's realtime clock by=<signed duration> (e.g. +11s, -5s); the monotonic clock is left alone. Heal steps it back"}, clockJump{})
 	Register(Info{Name: "clock-drift", Targets: "node", Params: []string{"rate"},
+		Unreachable: etcdClock,
 		Description: "make the node's realtime clock drift rate=<duration per second> (e.g. 200ms: 20% fast); heal stops the drift and steps back"}, clockDrift{})
 	Register(Info{Name: "clock-client", Targets: "client", Params: []string{"by", "every"},
 		Description: "step the client's wall clock (the one its lock reads as wall time, with no monotonic reading) by=<signed duration>; every=<duration> steps it again by the same amount at that interval until healed (an operation longer than every spans a step); heal steps it back. A lock that measures validity on the monotonic clock is not moved. Go workers lockfault builds move time.Now itself (the clock overlay); each step is answered with the wall time the lock reads, and a fault no step of which was seen to take effect is not exercised"}, clockClient{})
+}
+
+// etcdClock: a node clock fault cannot move an etcd node. etcd (Go) reads
+// its clock through the vDSO, which the node clock shim (LD_PRELOAD, libc
+// calls) does not reach, so a step would move nothing: it is refused
+// before anything starts.
+var etcdClock = map[lockfault.TopologyKind]string{
+	lockfault.Etcd: "etcd reads its clock through the vDSO, which the node clock shim (LD_PRELOAD) does not reach",
 }
 
 type clockJump struct{}
@@ -87,7 +98,7 @@ func (clockDrift) Inject(ctx context.Context, env Env, target string, p Params) 
 func clockMovable(ms []*cluster.Member) error {
 	for _, m := range ms {
 		if m.Node.Spec().Kind == cluster.KindEtcd {
-			return fmt.Errorf("%w: %s is an etcd node, which reads its clock through the vDSO: the node clock shim cannot move it", ErrNotReachable, m.Name)
+			return fmt.Errorf("%w: %s is an etcd node: %s", ErrNotReachable, m.Name, etcdClock[lockfault.Etcd])
 		}
 	}
 	return nil

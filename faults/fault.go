@@ -123,6 +123,11 @@ type Info struct {
 	// Topologies, when set, are the only topologies the fault applies to
 	// (the runner refuses a step of it on another before anything starts).
 	Topologies []lockfault.TopologyKind
+	// Unreachable names the topologies whose nodes the fault cannot move
+	// at all, with the reason: a step of it there is refused before
+	// anything starts (Reaches), and a property whose schedule has one is
+	// not exercised on such a lock.
+	Unreachable map[lockfault.TopologyKind]string
 }
 
 type entry struct {
@@ -148,6 +153,45 @@ func Get(name string) (Fault, Info, error) {
 	}
 	return e.f, e.info, nil
 }
+
+// Reaches says whether a fault can act on a topology: an error naming the
+// topology and why not (wrapping ErrNotReachable) when the fault does not
+// apply there (Info.Topologies) or cannot move its nodes
+// (Info.Unreachable); nil for an unknown fault (Check names it).
+func Reaches(name string, kind lockfault.TopologyKind) error {
+	e, ok := registry[name]
+	if !ok {
+		return nil
+	}
+	allowed := func(ok func(lockfault.TopologyKind) bool) string {
+		var ks []string
+		for _, k := range lockfault.TopologyKinds {
+			if ok(k) {
+				ks = append(ks, string(k))
+			}
+		}
+		return strings.Join(ks, ", ")
+	}
+	if ts := e.info.Topologies; len(ts) > 0 && !slices.Contains(ts, kind) {
+		return notReachable(fmt.Sprintf("fault %s does not apply to a %s topology (allowed: %s)", name, kind,
+			allowed(func(k lockfault.TopologyKind) bool { return slices.Contains(ts, k) })))
+	}
+	if why, ok := e.info.Unreachable[kind]; ok {
+		return notReachable(fmt.Sprintf("fault %s cannot reach the nodes of topology %s: %s (allowed: %s)", name, kind, why,
+			allowed(func(k lockfault.TopologyKind) bool {
+				_, no := e.info.Unreachable[k]
+				return !no && (len(e.info.Topologies) == 0 || slices.Contains(e.info.Topologies, k))
+			})))
+	}
+	return nil
+}
+
+// notReachable is Reaches' refusal: its message as it is, and
+// errors.Is(err, ErrNotReachable).
+type notReachable string
+
+func (e notReachable) Error() string { return string(e) }
+func (notReachable) Unwrap() error   { return ErrNotReachable }
 
 // Validator is implemented by faults whose params need more than a name
 // check; Check calls it before anything starts.

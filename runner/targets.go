@@ -18,12 +18,8 @@ func checkTarget(sc *scenarios.Scenario, fault, target string) error {
 	if err != nil {
 		return err
 	}
-	if len(info.Topologies) > 0 && !slices.Contains(info.Topologies, sc.Topology.Kind) {
-		var ks []string
-		for _, k := range info.Topologies {
-			ks = append(ks, string(k))
-		}
-		return fmt.Errorf("fault %s does not apply to a %s topology (allowed: %s)", fault, sc.Topology.Kind, strings.Join(ks, ", "))
+	if err := faults.Reaches(fault, sc.Topology.Kind); err != nil {
+		return err
 	}
 	var allowed []string
 	switch info.Targets {

@@ -115,9 +115,14 @@ func (p Property) Requirement() string {
 	return strings.Join(parts, ",")
 }
 
-// Applies reports whether a property applies to a lock: the lock's kind is
-// one the property needs, and it claims the capability tested.
+// Applies reports whether a property applies to a lock: every fault of its
+// schedule can act on the lock's topology (else it is not exercised there,
+// with the reason), the lock's kind is one the property needs, and it
+// claims the capability tested.
 func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
+	if why := p.unreachable(info); why != "" {
+		return false, why
+	}
 	if len(p.Needs) > 0 && !slices.Contains(p.Needs, info.Needs) {
 		return false, fmt.Sprintf("needs a %v lock, %s is %s", p.Needs, info.Name, info.Needs)
 	}
