@@ -430,11 +430,21 @@ func effectsSection(d *document, sp span, events []history.Event) {
 			continue
 		}
 		var verdict string
+		fault, target := e.Fault, e.Target
 		switch e.Op {
 		case checker.NoteEffect:
 			verdict = "seen"
 		case checker.NoteNoEffect:
 			verdict = "NOT SEEN"
+		case checker.NoteClockSeen, checker.NoteClockUnseen:
+			// A client clock step, answered by its worker with the wall
+			// time its lock reads.
+			fault, target, verdict = "clock-client", e.Process, "seen"
+			if e.Op == checker.NoteClockUnseen {
+				verdict = "NOT SEEN"
+			}
+		case checker.NoteFired:
+			fault, target, verdict = "failpoint", e.Process, "seen (fired)"
 		case checker.NoteEffectUnchecked:
 			verdict = "not checkable"
 		case checker.NoteNotExercised:
@@ -446,14 +456,14 @@ func effectsSection(d *document, sp span, events []history.Event) {
 		if n > maxWindowRows {
 			continue
 		}
-		t.rows = append(t.rows, []cell{plain(sp.secs(e.Time)), plain(fmt.Sprint(e.Cycle)), plain(orDash(e.Fault)), plain(orDash(e.Target)),
-			toned(verdict, e.Op == checker.NoteEffect), plain(e.Detail)})
+		t.rows = append(t.rows, []cell{plain(sp.secs(e.Time)), plain(fmt.Sprint(e.Cycle)), plain(orDash(fault)), plain(orDash(target)),
+			toned(verdict, e.Op == checker.NoteEffect || e.Op == checker.NoteClockSeen || e.Op == checker.NoteFired), plain(e.Detail)})
 	}
 	if n == 0 {
 		return
 	}
 	d.h(3, "What each fault step was seen to do")
-	d.p(txt("Right after each step was applied the harness read its effect back (a stopped process, a pid gone, a role, a node's TIME, connections open on a link). " +
+	d.p(txt("Right after each step was applied the harness read its effect back (a stopped process, a pid gone, a role, a node's TIME, connections open on a link, the wall time a client's lock reads, a failpoint's firing). " +
 		"A step whose effect was not seen leaves its cycle without evidence."))
 	d.tab(t)
 	if rest := n - maxWindowRows; rest > 0 {

@@ -12,6 +12,7 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/worker"
 )
 
 // effectCase is one fault step whose effect is read back: the steps of one
@@ -26,6 +27,8 @@ type effectCase struct {
 	topology string
 	// allow: classes the present case tolerates (a kill that loses the key).
 	allow string
+	// lock and workload override "single" and 2 clients holding 100ms.
+	lock, workload string
 }
 
 // Issue 31: every fault step records, at the step, whether it took effect.
@@ -166,6 +169,48 @@ func TestFaultEffectsAreRecorded(t *testing.T) {
     - {await: grant}
     - {fault: promote, target: primary}   # already the master: nothing promoted
     - {sleep: 300ms}`},
+		// One client: while it holds, "others" are nobody, and no clone
+		// starts beside anyone.
+		{name: "clone-client/absent", fault: "clone-client", absent: true, workload: "clients: 1, hold: 100ms", steps: `
+    - {await: grant}
+    - {fault: clone-client, target: others, for: 300ms}
+    - {sleep: 300ms}`},
+		{name: "partition-peer/present", fault: "partition-peer", topology: "kind: replicated, replicas: 1", steps: `
+    - {await: grant}
+    - {fault: partition-peer, target: n1, for: 300ms}   # n2 replicates from n1 through this link
+    - {sleep: 300ms}`},
+		{name: "partition-peer/absent", fault: "partition-peer", absent: true, topology: "kind: replicated, replicas: 1", steps: `
+    - {await: grant}
+    - {fault: partition-peer, target: n2, for: 300ms}   # nobody replicates from the replica
+    - {sleep: 300ms}`},
+		// A client clock step is proved by the wall time the worker's lock
+		// reads right after it (a clock-seen note). This test binary is
+		// every built-in lock's worker: built with the clock overlay (make
+		// test) its time.Now moves and the step is seen; built without
+		// it, the step does not reach time.Now and must be reported as
+		// without effect. On a client that is dead it
+		// attacks nothing either way.
+		{name: "clock-client/present", fault: "clock-client", absent: !worker.ClockInProcess, steps: `
+    - {await: grant}
+    - {fault: clock-client, target: all, params: {by: -1s}, for: 300ms}
+    - {sleep: 300ms}`},
+		{name: "clock-client/absent", fault: "clock-client", absent: true, steps: `
+    - {await: grant}
+    - {fault: crash-client, target: c2}
+    - {sleep: 300ms}
+    - {fault: clock-client, target: c2, params: {by: -1s}}   # c2 is dead and not restarted
+    - {sleep: 300ms}`},
+		// A failpoint is proved by its firing (the worker's
+		// failpoint-fired note); one the lock never reaches attacks
+		// nothing.
+		{name: "failpoint/present", fault: "failpoint", workload: "clients: 2, hold: 100ms, extends: 1, extend_every: 50ms", steps: `
+    - {fault: failpoint, target: all, params: {name: after-extend, action: sleep, ms: "50", count: "1"}}
+    - {await: grant}
+    - {sleep: 500ms}`},
+		{name: "failpoint/absent", fault: "failpoint", absent: true, steps: `
+    - {fault: failpoint, target: c1, params: {name: after-setnx, action: crash}}   # single never hits after-setnx
+    - {await: grant}
+    - {sleep: 500ms}`},
 	}
 	for _, c := range cases {
 		// LOCKFAULT_EFFECT_CASE=pause-node runs only the cases so named.
@@ -185,10 +230,17 @@ func runEffectCase(t *testing.T, c effectCase) {
 	if c.allow != "" {
 		allow = "allow: [" + c.allow + "]\n"
 	}
+	lock, wl := "single", "clients: 2, hold: 100ms"
+	if c.lock != "" {
+		lock = c.lock
+	}
+	if c.workload != "" {
+		wl = c.workload
+	}
 	sc := parse(t, `name: effects
 topology: {`+topo+`}
-lock: {name: single, ttl: 2s, wait: 2s}
-workload: {clients: 2, hold: 100ms}
+lock: {name: `+lock+`, ttl: 2s, wait: 2s}
+workload: {`+wl+`}
 nemesis:
   cycles: 1
   steps:`+c.steps+`
@@ -215,14 +267,19 @@ expect: [safe]
 			continue
 		}
 		switch {
-		case e.Op == checker.NoteEffect && e.Fault == c.fault:
+		case e.Op == checker.NoteEffect && e.Fault == c.fault,
+			// Proved by the worker: a client clock step's reading, a
+			// failpoint's firing.
+			c.fault == "clock-client" && e.Op == checker.NoteClockSeen,
+			c.fault == "failpoint" && e.Op == checker.NoteFired:
 			seen = append(seen, e)
 		case e.Op == checker.NoteNoEffect && e.Fault == c.fault,
+			c.fault == "clock-client" && e.Op == checker.NoteClockUnseen,
 			e.Op == checker.NoteNotExercised && strings.Contains(e.Detail, "fault "+c.fault):
 			absent = append(absent, e)
 		}
 	}
-	t.Logf("observed %v; seen %v; absent %v; evidence %s", res.Observed, details(seen), details(absent), res.Evidence.Text())
+	t.Logf("observed %v; seen %v; absent %v; evidence %s; findings %v", res.Observed, details(seen), details(absent), res.Evidence.Text(), res.Findings)
 	md, err := os.ReadFile(filepath.Join(out.Dir, reports.FileMarkdown))
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +295,15 @@ expect: [safe]
 			t.Errorf("report.md does not say what the step was seen to do")
 		}
 		return
+	}
+	if c.fault == "failpoint" {
+		// A failpoint that never fired is found by the checker (no note
+		// at the step: it is armed before the lock reaches it).
+		for _, f := range res.Findings {
+			if f.Class == checker.ClassNotExercised && strings.Contains(f.Detail, "never fired") {
+				absent = append(absent, history.Event{Detail: f.Detail})
+			}
+		}
 	}
 	if len(absent) == 0 {
 		t.Fatalf("the %s step attacked nothing but no note says so (seen: %v)", c.fault, details(seen))
@@ -258,7 +324,7 @@ expect: [safe]
 	if res.Evidence.Shown == res.Evidence.Cycles {
 		t.Errorf("evidence %q: the cycle whose step had no effect counted as with evidence", res.Evidence.Text())
 	}
-	if !strings.Contains(string(md), "NOT SEEN") && !strings.Contains(string(md), "NOT APPLIED") {
+	if !strings.Contains(string(md), "NOT SEEN") && !strings.Contains(string(md), "NOT APPLIED") && !strings.Contains(string(md), "never fired") {
 		t.Errorf("report.md does not say the step's effect was not seen")
 	}
 }
