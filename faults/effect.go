@@ -178,13 +178,23 @@ func linkUsed(env Env, names []string, before Effect) func(context.Context) Effe
 }
 
 // linkConns counts the open connections on proxies (the links a fault is
-// about to cut or slow): the lock used a link when one was open on it.
+// about to cut or slow): the lock used a link when one was open on it. The
+// socket tables are read once for all the links.
 func linkConns(env Env, names []string) Effect {
 	var fx effects
+	net := env.Cluster().Net
+	counts, err := net.ConnsOf(names)
 	for _, n := range names {
-		k, err := env.Cluster().Net.Conns(n)
+		k, ok := counts[n]
 		if err != nil {
-			fx.cannot("%s: %v", n, err)
+			// One link that cannot be read (a peer proxy on a remote
+			// daemon's server): each on its own.
+			var e error
+			if k, e = net.Conns(n); e != nil {
+				fx.cannot("%s: %v", n, e)
+				continue
+			}
+		} else if !ok {
 			continue
 		}
 		fx.add(k > 0, "%s: %d open connection(s)", n, k)

@@ -176,9 +176,10 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			// The history names the client whose command fired.
 			target = r.taps.trigger()
 		}
-		check := faults.Prove(ctx, st.Fault, env{r}, target, faults.Params(st.Params))
+		target, params := r.pinHolder(st.Fault, target, st.Params)
+		check := faults.Prove(ctx, st.Fault, env{r}, target, faults.Params(params))
 		e := r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: r.currentCycle(), Detail: st.String()})
-		h, err := f.Inject(ctx, env{r}, target, faults.Params(st.Params))
+		h, err := f.Inject(ctx, env{r}, target, faults.Params(params))
 		if err != nil {
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
 			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
