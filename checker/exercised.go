@@ -29,6 +29,10 @@ const (
 	// NoteEffectUnchecked: the backend cannot show a step's effect (a
 	// remote Docker daemon's processes): neither proof nor disproof.
 	NoteEffectUnchecked = "effect-unchecked"
+	// NoteEffectDuring: what a fault step did while it lasted, read as it
+	// was healed (the bytes clients sent into a cut link or that crossed
+	// a slowed one). A record only: the effect note decides evidence.
+	NoteEffectDuring = "effect-during"
 	// NoteClockSeen: after a client clock step (clock-client), the worker
 	// reported a wall time that shows the offset: the step reached the
 	// lock. NoteClockUnseen: one that does not (Detail says what it read).

@@ -23,6 +23,10 @@ type Effect struct {
 	Unchecked bool
 	// What was seen, or not: "n1 stopped (pid 4242, state T)".
 	What string
+	// During, when set, is read once more as the fault is healed: what it
+	// did while it lasted (the bytes a client sent into a cut link, or
+	// that crossed a slowed one). The runner records it at the heal.
+	During func(context.Context) string
 }
 
 // ErrNotReachable: the fault cannot act on its target at all (a node clock
@@ -154,6 +158,7 @@ const linkWait = time.Second
 // applied.
 func linkUsed(env Env, names []string, before Effect) func(context.Context) Effect {
 	return func(ctx context.Context) Effect {
+		before.During = linkTally(env, names)
 		if before.Seen || before.Unchecked {
 			return before
 		}
@@ -170,6 +175,7 @@ func linkUsed(env Env, names []string, before Effect) func(context.Context) Effe
 			case <-t.C:
 				if now := linkConns(env, names); now.Seen {
 					now.What = "none open as it began; within " + linkWait.String() + ": " + now.What
+					now.During = before.During
 					return now
 				}
 			}
@@ -200,4 +206,48 @@ func linkConns(env Env, names []string) Effect {
 		fx.add(k > 0, "%s: %d open connection(s)", n, k)
 	}
 	return fx.result()
+}
+
+// linkTally reads the byte counts of every connection on the links right
+// after a link fault was applied, and returns what reads them again at its
+// heal: per link, the bytes the clients sent into it and the bytes sent
+// back to them while the fault lasted (counted by the kernel on the
+// proxy's side of each connection: what a client sent into a cut link is
+// counted there and dropped by the proxy). A connection opened during the
+// fault counts whole; one closed during it, up to the first reading only
+// (it is named). Nil when the counts cannot be read (the heal then records
+// nothing more).
+func linkTally(env Env, names []string) func(context.Context) string {
+	net := env.Cluster().Net
+	first, err := net.LinkBytes(names)
+	if err != nil {
+		return nil
+	}
+	return func(context.Context) string {
+		now, err := net.LinkBytes(names)
+		if err != nil {
+			return fmt.Sprintf("byte counts not read at the heal: %v", err)
+		}
+		var parts []string
+		for _, n := range names {
+			var from, to uint64
+			closed := 0
+			for ino, b := range now[n] {
+				a := first[n][ino] // zero for a connection opened since
+				from += b.FromClient - min(a.FromClient, b.FromClient)
+				to += b.ToClient - min(a.ToClient, b.ToClient)
+			}
+			for ino := range first[n] {
+				if _, ok := now[n][ino]; !ok {
+					closed++
+				}
+			}
+			part := fmt.Sprintf("%s: %d bytes sent into it, %d delivered back, on %d connection(s)", n, from, to, len(now[n]))
+			if closed > 0 {
+				part += fmt.Sprintf(" (%d more closed during it, not counted)", closed)
+			}
+			parts = append(parts, part)
+		}
+		return "while it lasted: " + strings.Join(parts, "; ")
+	}
 }

@@ -445,6 +445,8 @@ func effectsSection(d *document, sp span, events []history.Event) {
 			}
 		case checker.NoteFired:
 			fault, target, verdict = "failpoint", e.Process, "seen (fired)"
+		case checker.NoteEffectDuring:
+			verdict = "while it lasted"
 		case checker.NoteEffectUnchecked:
 			verdict = "not checkable"
 		case checker.NoteNotExercised:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -285,6 +286,9 @@ expect: [safe]
 		t.Fatal(err)
 	}
 	if !c.absent {
+		if c.fault == "latency" || strings.HasPrefix(c.fault, "partition-") {
+			checkDuring(t, c, evs, md)
+		}
 		if len(seen) == 0 || len(absent) > 0 {
 			t.Fatalf("the %s step's effect: seen %v, absent %v; want it seen", c.fault, details(seen), details(absent))
 		}
@@ -335,4 +339,27 @@ func details(evs []history.Event) []string {
 		out = append(out, e.Detail)
 	}
 	return out
+}
+
+// checkDuring: a link fault records at its heal what crossed its links (or
+// was sent into them) while it lasted, and report.md shows it. Two clients
+// acquiring every 100 ms send bytes through a link slowed for 300 ms.
+func checkDuring(t *testing.T, c effectCase, evs []history.Event, md []byte) {
+	t.Helper()
+	var during []string
+	for _, e := range evs {
+		if e.Kind == history.Note && e.Op == checker.NoteEffectDuring && e.Fault == c.fault {
+			during = append(during, e.Detail)
+		}
+	}
+	t.Logf("while it lasted: %v", during)
+	if len(during) != 1 || !strings.Contains(during[0], "bytes sent into it") {
+		t.Fatalf("the %s step's heal recorded %v, want one note of the bytes on its links", c.fault, during)
+	}
+	if c.fault == "latency" && !regexp.MustCompile(`: [1-9][0-9]* bytes sent into it`).MatchString(during[0]) {
+		t.Errorf("latency held for 300 ms on links two busy clients use: %q, want bytes counted", during[0])
+	}
+	if !strings.Contains(string(md), "while it lasted") {
+		t.Errorf("report.md does not show what crossed the links while the fault lasted")
+	}
 }

@@ -30,6 +30,7 @@ var errNoHolder = errors.New("target holder: nobody holds the lock now (put `awa
 type active struct {
 	name, target string
 	heal         faults.Heal
+	during       func(context.Context) string // read as it heals (faults.Effect.During)
 }
 
 // nemesis runs the warmup, every cycle's steps, and the cooldowns.
@@ -201,10 +202,10 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			return nil
 		}
 		r.taps.releaseHeld() // an await: command before it holds a message until now
-		*act = append(*act, active{st.Fault, target, h})
+		*act = append(*act, active{name: st.Fault, target: target, heal: h})
 		// After the release: the check's own time (a drift measured over
 		// a window) must not lengthen a hold.
-		r.recordEffect(ctx, st, target, e.Cycle, check)
+		(*act)[len(*act)-1].during = r.recordEffect(ctx, st, target, e.Cycle, check)
 		if st.For > 0 {
 			// The check's own time counts towards the fault's duration.
 			if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
@@ -221,9 +222,9 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 // what it saw in the history at the step: checker.NoteEffect when the fault
 // took effect, checker.NoteNoEffect when it did not (its cycle then proves
 // nothing), checker.NoteEffectUnchecked when the backend cannot show it.
-func (r *run) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) {
+func (r *run) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) func(context.Context) string {
 	if check == nil {
-		return
+		return nil
 	}
 	eff := check(ctx)
 	op := checker.NoteEffect
@@ -239,6 +240,7 @@ func (r *run) recordEffect(ctx context.Context, st scenarios.Step, target string
 	if op == checker.NoteNoEffect {
 		fmt.Fprintf(r.log, "cycle %d: %s had no effect: %s\n", cycle, st.String(), eff.What)
 	}
+	return eff.During
 }
 
 // heal heals the named active faults (or "all"), newest first.
@@ -250,6 +252,9 @@ func (r *run) heal(ctx context.Context, name string, act *[]active) error {
 		if name != "all" && a.name != name {
 			keep = append([]active{a}, keep...)
 			continue
+		}
+		if a.during != nil {
+			r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteEffectDuring, Fault: a.name, Target: a.target, Cycle: r.currentCycle(), Detail: a.during(ctx)})
 		}
 		err := a.heal(ctx)
 		ev := history.Event{Kind: history.FaultEnd, Fault: a.name, Target: a.target, Cycle: r.currentCycle()}
