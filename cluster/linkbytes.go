@@ -70,6 +70,27 @@ func (n *Net) LinkBytes(names []string) (map[string]map[uint32]ConnBytes, error)
 	return out, nil
 }
 
+// diagEstablished adds to counts, for each port of ports, the established
+// TCP connections whose local port it is (IPv4 and IPv6).
+func diagEstablished(ports map[uint16][]string, counts map[uint16]int) error {
+	seen := 0
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		err := tcpDiag(fam, func(sport uint16, _ uint32, _ ConnBytes) error {
+			if seen++; seen > maxDiagSockets {
+				return fmt.Errorf("more than %d sockets in the namespace", maxDiagSockets)
+			}
+			if _, ok := ports[sport]; ok {
+				counts[sport]++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // tcpDiag dumps the established TCP sockets of one address family with
 // their tcp_info (NETLINK_SOCK_DIAG, inet_diag_req_v2) and calls each with
 // its local port, inode and byte counts.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 )
@@ -72,5 +73,48 @@ func TestLinkBytesCountsWhatCrosses(t *testing.T) {
 			t.Fatalf("after 1000 bytes each way: %+v on %d connections", b, k)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Both ways of counting a proxy's open connections agree: sock_diag and
+// the /proc socket table.
+func TestDiagAndProcTableAgree(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, s)
+	}
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	ports := map[uint16][]string{port: {"x"}}
+	diag := map[uint16]int{}
+	if err := diagEstablished(ports, diag); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/self/net/tcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := map[uint16]int{}
+	establishedOn(string(b), ports, table)
+	if diag[port] != 3 || table[port] != 3 {
+		t.Errorf("3 connections accepted on port %d: sock_diag counts %d, the table %d", port, diag[port], table[port])
 	}
 }
