@@ -222,6 +222,8 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 // what it saw in the history at the step: checker.NoteEffect when the fault
 // took effect, checker.NoteNoEffect when it did not (its cycle then proves
 // nothing), checker.NoteEffectUnchecked when the backend cannot show it.
+// It returns what the heal reads of the fault's doing (faults.Effect.During),
+// if anything.
 func (r *run) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) func(context.Context) string {
 	if check == nil {
 		return nil
