@@ -248,6 +248,6 @@ func linkTally(env Env, names []string) func(context.Context) string {
 			}
 			parts = append(parts, part)
 		}
-		return "while it lasted: " + strings.Join(parts, "; ")
+		return strings.Join(parts, "; ")
 	}
 }

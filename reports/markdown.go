@@ -459,7 +459,7 @@ func effectsSection(d *document, sp span, events []history.Event) {
 			continue
 		}
 		t.rows = append(t.rows, []cell{plain(sp.secs(e.Time)), plain(fmt.Sprint(e.Cycle)), plain(orDash(fault)), plain(orDash(target)),
-			toned(verdict, e.Op == checker.NoteEffect || e.Op == checker.NoteClockSeen || e.Op == checker.NoteFired), plain(e.Detail)})
+			toned(verdict, e.Op == checker.NoteEffect || e.Op == checker.NoteClockSeen || e.Op == checker.NoteFired || e.Op == checker.NoteEffectDuring), plain(e.Detail)})
 	}
 	if n == 0 {
 		return
