@@ -1,8 +1,12 @@
 package suite_test
 
 import (
+	"slices"
+
 	"context"
 	"fmt"
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/lockimpl"
 	"os"
 	"strconv"
 	"strings"
@@ -163,4 +167,56 @@ func mutationLocks() []string {
 		}
 	}
 	return out
+}
+
+// The set-aside mutation locks are the draw of their recorded seed from
+// the pool they were drawn from, every lock of that pool is still a
+// mutation lock of the suite, and the hunt's own mutation locks are none.
+func TestHuntSetAsideIsTheRecordedDraw(t *testing.T) {
+	if got := hunt.DrawSetAside(hunt.SetAsidePool, hunt.SetAsideSeed); !slices.Equal(got, hunt.SetAside) {
+		t.Errorf("DrawSetAside(pool, %d) = %v; hunt.SetAside says %v", hunt.SetAsideSeed, got, hunt.SetAside)
+	}
+	suiteLocks := mutationLocks()
+	for _, l := range hunt.SetAsidePool {
+		if !slices.Contains(suiteLocks, l) {
+			t.Errorf("%s of the set-aside pool is no longer a mutation lock of the suite", l)
+		}
+	}
+	for _, l := range hunt.HuntOnly {
+		if slices.Contains(suiteLocks, l) {
+			t.Errorf("%s is a hunt-only mutation lock, yet a property names it", l)
+		}
+		if _, ok := lockimpl.Lookup(l); !ok {
+			t.Errorf("hunt-only mutation lock %s is not registered", l)
+		}
+	}
+}
+
+// The hunt's own mutation locks are slips the property suite does not
+// catch: every property that applies to them holds or is unknown against
+// them (none is violated), one cycle each. Heavy (every property, about
+// 10 minutes): go test ./suite -run TestSuiteMissesHuntOnlyMutations -count=1
+func TestSuiteMissesHuntOnlyMutations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every property against each hunt-only mutation lock")
+	}
+	for _, lock := range hunt.HuntOnly {
+		info, _ := lockimpl.Lookup(lock)
+		for _, p := range suite.All() {
+			if ok, _ := p.Applies(info); !ok {
+				continue
+			}
+			t.Run(lock+"/"+p.Name, func(t *testing.T) {
+				t.Parallel()
+				o := runProperty(t, p.Name, lock, 2)
+				unjudged := o.Meta.Error != "" || slices.Contains(o.Result.Observed, checker.ClassUnknown) || slices.Contains(o.Result.Observed, checker.ClassNotExercised)
+				switch {
+				case unjudged:
+					t.Logf("%s against %s proved nothing (observed %v): not a catch", p.Name, lock, o.Result.Observed)
+				case !held(o):
+					t.Errorf("%s catches %s (observed %v): it is not a hunt-only slip", p.Name, lock, o.Result.Observed)
+				}
+			})
+		}
+	}
 }
