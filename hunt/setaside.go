@@ -34,8 +34,13 @@ var SetAside = []string{
 
 // HuntOnly are the hunt's own mutation locks (suite/broken_test.go): one
 // slip each of the correct single-master lock that no property of the
-// suite catches. They are set aside too.
-var HuntOnly = []string{"broken-extend-micros", "broken-timeout-grant"}
+// suite catches (TestSuiteMissesHuntOnlyMutations). They are set aside
+// too. Two more candidates were caught by the suite and dropped: a SET NX
+// whose reply never came taken as granted (liveness/node-paused-acquire,
+// liveness/holder-partition, extend/partition), and an extend that
+// deletes a key it finds not its own (identity/extend-old-lease,
+// extend/after-pause).
+var HuntOnly = []string{"broken-extend-micros"}
 
 // DrawSetAside draws a third of pool (sorted first) with seed: the set
 // aside, sorted.

@@ -39,8 +39,7 @@ const (
 	slipNameIdentity            // the holder's identity is the client's name (hostname:pid, which a restarted container keeps): a key holding it is taken as its own (a re-entry)
 	// The hunt's own mutation locks (hunt.HuntOnly): slips the property
 	// suite does not catch, kept out of the generator's tuning.
-	slipExtendMicros // an extend passes its TTL in microseconds where PEXPIRE wants milliseconds: an extended key lives 1000 TTLs
-	slipTimeoutGrant // a SET NX whose reply never came (timeout, lost connection) is taken as granted
+	slipExtendMicros    // an extend passes its TTL in microseconds where PEXPIRE wants milliseconds: an extended key lives 1000 TTLs
 )
 
 // brokenLocks: name, slip, capabilities claimed.
@@ -71,7 +70,6 @@ var brokenLocks = []struct {
 	{"broken-wall-clock", slipWallClock, []string{lockimpl.CapExtend}, false},
 	{"broken-name-identity", slipNameIdentity, []string{lockimpl.CapExtend}, false},
 	{"broken-extend-micros", slipExtendMicros, []string{lockimpl.CapExtend}, false},
-	{"broken-timeout-grant", slipTimeoutGrant, []string{lockimpl.CapExtend}, false},
 	{"time-fence", slipTimeFence, []string{lockimpl.CapExtend, lockimpl.CapFencing}, false}, // the control of fencing/node-restart
 }
 
@@ -138,9 +136,6 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 			exp = 0
 		}
 		ok, err := b.rdb.SetNX(ctx, lockimpl.KeyFor(resource), token, exp).Result()
-		if err != nil && b.slip == slipTimeoutGrant {
-			ok, err = true, nil // "it probably went through"
-		}
 		if err != nil {
 			return nil, err
 		}
