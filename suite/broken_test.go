@@ -39,7 +39,7 @@ const (
 	slipNameIdentity            // the holder's identity is the client's name (hostname:pid, which a restarted container keeps): a key holding it is taken as its own (a re-entry)
 	// The hunt's own mutation locks (hunt.HuntOnly): slips the property
 	// suite does not catch, kept out of the generator's tuning.
-	slipExtendMicros    // an extend passes its TTL in microseconds where PEXPIRE wants milliseconds: an extended key lives 1000 TTLs
+	slipExtendMicros // an extend passes its TTL in microseconds where PEXPIRE wants milliseconds: an extended key lives 1000 TTLs
 )
 
 // brokenLocks: name, slip, capabilities claimed.
