@@ -3,6 +3,7 @@ package suite_test
 import (
 	"cmp"
 	"encoding/json"
+	"path/filepath"
 	"slices"
 
 	"context"
@@ -32,6 +33,10 @@ func huntLock(tb testing.TB, lock string, opt hunt.Options) *hunt.Result {
 	}
 	opt.Run.Backend = backend()
 	opt.Dir = tb.TempDir()
+	if d := os.Getenv("LOCKFAULT_HUNT_DIR"); d != "" {
+		// Kept after the test: the hunt's card, hunt.json and runs.
+		opt.Dir = filepath.Join(d, lock, fmt.Sprint(time.Now().UnixNano()))
+	}
 	if os.Getenv("LOCKFAULT_HUNT_LOG") != "" {
 		opt.Log = os.Stderr
 	}
@@ -100,7 +105,8 @@ func TestHuntFindsIgnoreNX(t *testing.T) {
 // 1); the search: LOCKFAULT_HUNT_SEARCH (random, learn, learn-tuned;
 // default random); schedules at once: LOCKFAULT_HUNT_PARALLEL (default 1);
 // LOCKFAULT_HUNT_NOSHRINK=1 stops at the find (the side-by-side
-// measurement needs no shrink). LOCKFAULT_HUNT_OUT appends one JSON line
+// measurement needs no shrink); LOCKFAULT_HUNT_DIR keeps each hunt's folder
+// there. LOCKFAULT_HUNT_OUT appends one JSON line
 // per hunt to that file (docs/HUNT.md's side-by-side table is made from
 // them by tools: go run ./hunt/cmd/huntable).
 //
@@ -190,6 +196,7 @@ type huntLine struct {
 	Seed         int64                `json:"seed"`
 	Parallel     int                  `json:"parallel"`
 	Found        string               `json:"found,omitempty"`
+	FoundBy      *hunt.Schedule       `json:"found_by,omitempty"` // the schedule (its parent and mutations, if derived)
 	UntilFound   int                  `json:"until_found"`
 	FoundAfterS  float64              `json:"found_after_s"`
 	Tried        int                  `json:"tried"`
@@ -207,7 +214,7 @@ func appendHuntLine(tb testing.TB, lock string, res *hunt.Result) {
 		UntilFound: res.UntilFound, FoundAfterS: res.FoundAfter.Seconds(), Tried: len(res.Tried), Inconclusive: res.Inconclusive,
 		TookS: res.Took.Seconds(), Coverage: res.Coverage}
 	if len(res.Findings) > 0 {
-		l.Found = res.Findings[0].Fingerprint.ID()
+		l.Found, l.FoundBy = res.Findings[0].Fingerprint.ID(), res.Findings[0].Original
 	}
 	j, _ := json.Marshal(l)
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
