@@ -170,7 +170,9 @@ cards: debs-servers debs-python debs-php build image
 # distinct violation (-keep-going), one after the other, into
 # reports/hunt-libraries/<lock>/<run id>/; each hunt's last lines go to
 # reports/hunt-libraries/summary.txt. 13 libraries × 30 minutes is 6.5 hours
-# a backend; `make hunt-libraries HUNT_TIME=3m` is a first look.
+# a backend; `make hunt-libraries HUNT_TIME=3m HUNT_ARGS='-shrink-runs 12
+# -rate-runs 5'` is a first look (HUNT_ARGS: more hunt flags; HUNT_GO_LIBS=
+# and HUNT_WORKERS= narrow the list).
 HUNT_TIME ?= 30m
 HUNT_SEARCH ?= learn
 HUNT_PARALLEL ?= 2
@@ -189,7 +191,7 @@ export HUNT_WORKERS
 hunt-libraries: debs-servers debs-python debs-php build $(if $(filter docker,$(backend)),image)
 	@mkdir -p reports/hunt-libraries
 	@hunt() { ./$(BIN) hunt -time $(HUNT_TIME) -search $(HUNT_SEARCH) -parallel $(HUNT_PARALLEL) -keep-going \
-	    -backend $(backend) -reports reports/hunt-libraries "$$@" > reports/hunt-libraries/last.log 2>&1; rc=$$?; \
+	    -backend $(backend) -reports reports/hunt-libraries $(HUNT_ARGS) "$$@" > reports/hunt-libraries/last.log 2>&1; rc=$$?; \
 	  { echo "== $$* (exit $$rc)"; grep -E '^hunt |^hunt of|^  [a-z]' reports/hunt-libraries/last.log; } | tee -a reports/hunt-libraries/summary.txt; }; \
 	for lib in $(HUNT_GO_LIBS); do hunt -lock $$lib; done; \
 	while read -r known w; do [ -n "$$w" ] && hunt -known "$$known" -worker "$$w"; done <<< "$$HUNT_WORKERS"
