@@ -64,7 +64,7 @@ func BenchmarkHuntSchedules(b *testing.B) {
 }
 
 // BenchmarkHuntParallel: how many schedules at once pay on this machine.
-// The same hunt (single, seed 3, 8 schedules, no shrinking) with
+// The same hunt (single, seed 3, 6 schedules, no shrinking) with
 // -parallel 1, 2, 4 and 6 (LOCKFAULT_HUNT_PARALLEL, comma separated):
 // schedules per minute, and how many runs were inconclusive (a machine
 // too loaded for the harness's own path shows there first).
@@ -93,7 +93,7 @@ func BenchmarkHuntParallel(b *testing.B) {
 	for _, n := range levels {
 		b.Run(fmt.Sprintf("parallel-%d", n), func(b *testing.B) {
 			for range b.N {
-				res, err := Run(context.Background(), subj, Options{Seed: 3, Runs: 8, NoShrink: true, RateRuns: 1, Parallel: n,
+				res, err := Run(context.Background(), subj, Options{Seed: 3, Runs: 6, NoShrink: true, RateRuns: 1, Parallel: n,
 					Dir: b.TempDir(), Run: runner.Options{Backend: backend}})
 				if err != nil {
 					b.Fatal(err)
