@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lockfault/lockfault/resp"
@@ -33,10 +34,25 @@ func (g *Generator) tuned(tunedP, plainP float64) float64 {
 	return tunedP
 }
 
-// plainAnchor draws a command anchor uniformly: any command the workload
-// sends, at any of the three points, any reply or a successful one.
+// plainAnchor draws a command anchor uniformly: an operation the workload
+// performs, one of its commands, at any of the three points, any reply or
+// a successful one. The operation first: an operation that sends one
+// command (an extend's script) is as likely as one that sends three.
 func (g *Generator) plainAnchor(shapes []resp.Shape) *scenarios.CommandMatch {
-	sh := shapes[g.rng.IntN(len(shapes))]
+	var ops []string
+	for _, c := range shapes {
+		if !slices.Contains(ops, c.Op) {
+			ops = append(ops, c.Op)
+		}
+	}
+	op := g.of(ops)
+	var of []resp.Shape
+	for _, c := range shapes {
+		if c.Op == op {
+			of = append(of, c)
+		}
+	}
+	sh := of[g.rng.IntN(len(of))]
 	m := &scenarios.CommandMatch{Name: strings.Fields(sh.Name)[0], Op: sh.Op, At: g.of([]string{scenarios.AtRequest, scenarios.AtReply, scenarios.AtAfterReply})}
 	if m.At != scenarios.AtRequest {
 		m.Reply = g.of([]string{scenarios.ReplyAny, scenarios.ReplyOK})
