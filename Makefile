@@ -26,7 +26,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims bench-first-contact clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims bench-first-contact hunt-libraries clean vet fuzz docs
 
 all: build
 
@@ -162,6 +162,40 @@ export WORKERS
 cards: debs-servers debs-python debs-php build image
 	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
 	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md -readme README.md "$${args[@]}" $(ARGS)
+
+# Hunt every published library (docs/FINDINGS.md, docs/HUNT.md): each Go
+# library lockfault-ext serves (its known limits from the promise table)
+# and each library worker in examples/ (its known limits from its card in
+# docs/CARDS.md, given with -known), HUNT_TIME each, on $(backend), with the
+# HUNT_SEARCH search, HUNT_PARALLEL schedules at once, collecting every
+# distinct violation (-keep-going), one after the other, into
+# reports/hunt-libraries/<lock>/<run id>/; each hunt's last lines go to
+# reports/hunt-libraries/summary.txt. 13 libraries × 30 minutes is 6.5 hours
+# a backend; `make hunt-libraries HUNT_TIME=3m HUNT_ARGS='-shrink-runs 12
+# -rate-runs 5'` is a first look (HUNT_ARGS: more hunt flags; HUNT_GO_LIBS=
+# and HUNT_WORKERS= narrow the list).
+HUNT_TIME ?= 30m
+HUNT_SEARCH ?= learn
+HUNT_PARALLEL ?= 2
+HUNT_GO_LIBS ?= etcd go-zero gocron-redis-lock redislock redsync rueidislock
+# One library worker a line: its known limits (from its card), its command.
+define HUNT_WORKERS
+node-clock,failover /usr/bin/python3 examples/python-redis/worker.py
+node-clock,failover /usr/bin/python3 examples/python-redis/worker_asyncio.py
+node-clock,failover,client-crash /usr/bin/python3 examples/python-tooz/worker.py
+client-clock,node-clock /usr/bin/php examples/php-malkusch/worker.php
+client-clock,node-clock,client-crash,failover /usr/bin/php examples/php-symfony/worker.php
+client-clock,node-clock,client-crash,node-restart,partition /usr/bin/php examples/php-symfony/worker_combined.php
+node-clock,failover /usr/bin/php examples/php-laravel/worker.php
+endef
+export HUNT_WORKERS
+hunt-libraries: debs-servers debs-python debs-php build $(if $(filter docker,$(backend)),image)
+	@mkdir -p reports/hunt-libraries
+	@hunt() { ./$(BIN) hunt -time $(HUNT_TIME) -search $(HUNT_SEARCH) -parallel $(HUNT_PARALLEL) -keep-going \
+	    -backend $(backend) -reports reports/hunt-libraries $(HUNT_ARGS) "$$@" > reports/hunt-libraries/last.log 2>&1; rc=$$?; \
+	  { echo "== $$* (exit $$rc)"; grep -E '^hunt |^hunt of|^  [a-z]' reports/hunt-libraries/last.log; } | tee -a reports/hunt-libraries/summary.txt; }; \
+	for lib in $(HUNT_GO_LIBS); do hunt -lock $$lib; done; \
+	while read -r known w; do [ -n "$$w" ] && hunt -known "$$known" -worker "$$w"; done <<< "$$HUNT_WORKERS"
 
 # How often each outcome comes back (campaigns/rates.yaml: every lock ×
 # every property × 20 runs), as a sharded campaign on this machine: SHARDS

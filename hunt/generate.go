@@ -78,6 +78,11 @@ type Generator struct {
 	space *Space
 	rng   *rand.Rand
 	n     int
+	// plain: no tuned special case (the learning search's fresh draws,
+	// see plain.go): every kind, target, anchor and length is drawn
+	// uniformly from its list; the feedback finds what the special cases
+	// were added for.
+	plain bool
 }
 
 // NewGenerator returns the generator of a seed over a space.
@@ -134,7 +139,7 @@ func (g *Generator) Next() *Schedule {
 		f := g.of(sp.Faults)
 		if i == 0 {
 			f = g.firstFault()
-			if datesValidity(s.Anchor) && f != "pause-client" && slices.Contains(sp.Faults, "pause-client") && g.chance(pauseAtGrant) {
+			if !g.plain && datesValidity(s.Anchor) && f != "pause-client" && slices.Contains(sp.Faults, "pause-client") && g.chance(pauseAtGrant) {
 				f = "pause-client"
 			}
 		}
@@ -149,6 +154,7 @@ func (g *Generator) Next() *Schedule {
 			switch {
 			case s.Anchor != nil && clientFault(f):
 				e.Target = lockfault.TargetTrigger
+			case g.plain:
 			case f == "pause-client" && g.chance(0.5):
 				// At a grant, the client whose pause matters is the holder
 				// (stopped in its critical section); a waiting client's
@@ -156,7 +162,7 @@ func (g *Generator) Next() *Schedule {
 				e.Target = lockfault.TargetHolder
 			}
 			switch {
-			case f != "pause-client" || e.Target == "":
+			case g.plain || f != "pause-client" || e.Target == "":
 			case stopsBeforeDating(s, e):
 				if g.chance(stopBeforeDatingShare) {
 					e.Dur = scale(s.TTL, stopBeforeDating)
@@ -206,6 +212,9 @@ const (
 // weigh more than the other kinds (see firstPause), when the space has
 // them.
 func (g *Generator) firstFault() string {
+	if g.plain {
+		return g.of(g.space.Faults)
+	}
 	r := g.rng.Float64()
 	switch {
 	case r < firstPause && slices.Contains(g.space.Faults, "pause-client"):
@@ -263,7 +272,7 @@ func resumeInNextHold(s *Schedule) time.Duration {
 // an acquire's command before it is sent and step the clock of the client
 // whose command fired.
 func (g *Generator) aimClockStep(s *Schedule) {
-	if s.Anchor != nil {
+	if g.plain || s.Anchor != nil {
 		return
 	}
 	i := slices.IndexFunc(s.Events, func(e Event) bool {
@@ -347,9 +356,13 @@ func renewalOptions(info lockimpl.Info, ttl time.Duration) map[string]string {
 func (g *Generator) fitWorkload(s *Schedule) {
 	w := &s.Workload
 	for _, e := range s.Events {
-		switch e.Fault {
-		case "crash-client":
+		switch {
+		case e.Fault == "crash-client":
 			w.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
+		case g.plain:
+			continue
+		}
+		switch e.Fault {
 		case "clock-client", "latency", "pause-client":
 			// A validity measured on a stepped clock, or from a late reply
 			// instead of the request (or from a reply the client was
@@ -439,6 +452,9 @@ const anchored = 0.5
 // an extend (the key is set, and the lock has yet to date the validity it
 // reports).
 func (g *Generator) anchor(shapes []resp.Shape) *scenarios.CommandMatch {
+	if g.plain {
+		return g.plainAnchor(shapes)
+	}
 	r := g.rng.Float64()
 	in, granting := innerShapes(shapes), grantShapes(shapes)
 	switch {
@@ -523,7 +539,7 @@ func (g *Generator) event(f string, s *Schedule) Event {
 		e.Target = g.of(clients)
 		forward := g.chance(0.5)
 		e.Params = map[string]string{"by": signed(scale(ttl, g.pick(0.5, 1.5)), forward)}
-		if !forward && g.chance(0.75) {
+		if !forward && g.chance(g.tuned(0.75, 0.5)) {
 			// A time daemon gone wrong: the clock keeps stepping back, every
 			// 10 ms while the fault lasts, so the lock's own steps (an
 			// acquire, a validity check) span a step. One step rarely falls

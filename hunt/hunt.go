@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockfault/lockfault/checker"
@@ -24,6 +25,7 @@ const (
 	MaxRateRuns  = 1000
 	MaxTries     = 20
 	MaxShrinkRun = 1000
+	MaxParallel  = 8
 )
 
 // Options say what a hunt searches, for how long and where it writes.
@@ -44,9 +46,14 @@ type Options struct {
 	// ShrinkRuns bounds the runs the shrinker may spend (default 60).
 	ShrinkRuns int
 	NoShrink   bool
-	Dir        string    // the hunt's folder (default reports/hunt/<lock>/<run id>)
-	Log        io.Writer // progress lines (default: discard)
-	Run        runner.Options
+	// Search is how schedules are drawn (Searches; default random).
+	Search string
+	// Parallel: schedules run at once (default 1, at most MaxParallel).
+	// Shrinking and rate runs are one at a time.
+	Parallel int
+	Dir      string    // the hunt's folder (default reports/hunt/<lock>/<run id>)
+	Log      io.Writer // progress lines (default: discard)
+	Run      runner.Options
 }
 
 // Check refuses bad input before anything starts.
@@ -66,6 +73,16 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-rate-runs %d: want 1 to %d", o.RateRuns, MaxRateRuns)
 	case o.ShrinkRuns < 0 || o.ShrinkRuns > MaxShrinkRun:
 		return fmt.Errorf("-shrink-runs %d: want 1 to %d", o.ShrinkRuns, MaxShrinkRun)
+	case o.Parallel < 0 || o.Parallel > MaxParallel:
+		return fmt.Errorf("-parallel %d: want 1 to %d", o.Parallel, MaxParallel)
+	case o.Search != "" && !slices.Contains(Searches, o.Search):
+		return fmt.Errorf("-search %q: unknown (allowed: %s)", o.Search, strings.Join(Searches, ", "))
+	}
+	if o.Search == "" {
+		o.Search = SearchRandom
+	}
+	if o.Parallel == 0 {
+		o.Parallel = 1
 	}
 	k, err := ParseKnown(o.KnownViolations)
 	if err != nil {
@@ -139,43 +156,51 @@ type Result struct {
 	Took         time.Duration
 	Interrupted  bool
 	Dir          string
-	// UntilFound is the number of schedules tried when the first violation
-	// was found (0: none).
+	// UntilFound is the index of the schedule that found the first
+	// violation (0: none): how many schedules were drawn up to it.
 	UntilFound int
+	// FoundAfter is the wall time from the start to that find.
+	FoundAfter time.Duration
+	Search     string
+	Parallel   int
+	// Coverage is the hunt's coverage over time: one point per run.
+	Coverage []CoveragePoint
 }
 
-// Hunt draws schedules from the seeded generator and runs them until the
-// budget is spent or a violation is found (with KeepGoing: collects the
-// distinct ones), shrinks each to a minimal scenario and measures its
-// reproduction rate. An interrupted hunt keeps every finding it had.
+// Hunt draws schedules from its search (Options.Search) and runs them,
+// Parallel at a time, until the budget is spent or a violation is found
+// (with KeepGoing: collects the distinct ones), shrinks each to a minimal
+// scenario and measures its reproduction rate. Every run's coverage is fed
+// back to the search and recorded over time. An interrupted hunt keeps
+// every finding it had.
 func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, error) {
-	res := &Result{Lock: sp.Info.Name, Seed: opt.Seed, Known: opt.KnownViolations, Started: time.Now(), Dir: opt.Dir}
-	gen := NewGenerator(sp, opt.Seed)
+	res := &Result{Lock: sp.Info.Name, Seed: opt.Seed, Known: opt.KnownViolations, Started: time.Now(), Dir: opt.Dir,
+		Search: opt.Search, Parallel: max(opt.Parallel, 1)}
+	search, err := NewSearch(opt.Search, sp, opt.Seed)
+	if err != nil {
+		return nil, err
+	}
 	deadline := time.Time{}
 	if opt.Time > 0 {
 		deadline = res.Started.Add(opt.Time)
 	}
 	found := map[string]bool{}
 	defer func() { res.Took = time.Since(res.Started) }()
-	for i := 0; opt.Runs == 0 || i < opt.Runs; i++ {
-		if !deadline.IsZero() && time.Now().After(deadline) {
-			break
-		}
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			return res, nil
-		}
-		s := gen.Next()
-		res.Tried = append(res.Tried, s)
-		sc := s.Compile(s.Name(), sp.Info.Name, []string{checker.ClassSafe})
-		out, err := exec(ctx, sc)
-		if ctx.Err() != nil {
-			res.Interrupted = true
-			return res, nil
-		}
+	runCtx, stopRuns := context.WithCancel(ctx)
+	defer stopRuns()
+	type done struct {
+		s   *Schedule
+		out *runner.Outcome
+		err error
+	}
+	results := make(chan done, res.Parallel)
+	// handle learns from a finished run and judges it: the violations no
+	// run of the hunt showed before.
+	handle := func(s *Schedule, out *runner.Outcome, err error) []*Finding {
 		if out != nil {
 			sp.learn(out.Commands)
 		}
+		res.observe(search, s, out)
 		var fps []Fingerprint
 		u := "no result"
 		if err != nil {
@@ -188,20 +213,72 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 			// Nothing found counts only if the run proved something.
 			res.Inconclusive++
 			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, u)
-			continue
+			return nil
 		}
 		fmt.Fprintf(opt.Log, "schedule %d: %s: %s\n", s.Index, verdictOf(fps), joinOr(s.Faults(), "no fault"))
+		var fresh []*Finding
 		for _, fp := range fps {
 			if found[fp.ID()] {
 				continue
 			}
 			found[fp.ID()] = true
 			if res.UntilFound == 0 {
-				res.UntilFound = len(res.Tried)
+				res.UntilFound, res.FoundAfter = s.Index, time.Since(res.Started)
 			}
-			f := &Finding{Fingerprint: fp, Original: s, OriginalDir: out.Dir}
+			fresh = append(fresh, &Finding{Fingerprint: fp, Original: s, OriginalDir: out.Dir})
+			fmt.Fprintf(opt.Log, "found %s after %d schedules (%s): %s\n", fp.ID(), s.Index, out.Dir, fp.Detail)
+		}
+		return fresh
+	}
+	inflight, drawn, stopping := 0, 0, false
+	for {
+		for !stopping && inflight < res.Parallel && (opt.Runs == 0 || drawn < opt.Runs) &&
+			(deadline.IsZero() || time.Now().Before(deadline)) && ctx.Err() == nil {
+			s := search.Next()
+			drawn++
+			res.Tried = append(res.Tried, s)
+			sc := s.Compile(s.Name(), sp.Info.Name, []string{checker.ClassSafe})
+			inflight++
+			go func() {
+				out, err := exec(runCtx, sc)
+				results <- done{s, out, err}
+			}()
+		}
+		if inflight == 0 {
+			break
+		}
+		d := <-results
+		inflight--
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			continue // wait for the others' clean-up
+		}
+		if runCtx.Err() != nil {
+			// Stopped because another schedule found what the hunt was after:
+			// never run to its end, it is not counted as tried.
+			res.Tried = slices.DeleteFunc(res.Tried, func(x *Schedule) bool { return x == d.s })
+			continue
+		}
+		fresh := handle(d.s, d.out, d.err)
+		if len(fresh) == 0 {
+			continue
+		}
+		if !opt.KeepGoing {
+			stopping = true
+			stopRuns()
+		}
+		// The schedules in flight end (or are stopped) before the shrinker
+		// takes the machine; what they found is kept.
+		for ; inflight > 0; inflight-- {
+			o := <-results
+			if runCtx.Err() != nil {
+				res.Tried = slices.DeleteFunc(res.Tried, func(x *Schedule) bool { return x == o.s })
+				continue
+			}
+			fresh = append(fresh, handle(o.s, o.out, o.err)...)
+		}
+		for _, f := range fresh {
 			res.Findings = append(res.Findings, f)
-			fmt.Fprintf(opt.Log, "found %s after %d schedules (%s): %s\n", fp.ID(), len(res.Tried), out.Dir, fp.Detail)
 			if err := finish(ctx, sp, exec, opt, f); err != nil {
 				return res, err
 			}
@@ -210,9 +287,9 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 				return res, nil
 			}
 		}
-		if len(res.Findings) > 0 && !opt.KeepGoing {
-			break
-		}
+	}
+	if ctx.Err() != nil {
+		res.Interrupted = true
 	}
 	return res, nil
 }

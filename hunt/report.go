@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/reports"
@@ -77,6 +78,11 @@ func WriteCard(res *Result) error {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, cov[k]))
 	}
 	fmt.Fprintf(&b, "- faults covered: %s\n", joinOr(parts, "none"))
+	fmt.Fprintf(&b, "- search: %s, %d schedule(s) at once\n", res.Search, res.Parallel)
+	if res.UntilFound > 0 {
+		fmt.Fprintf(&b, "- first violation: schedule %d, after %v\n", res.UntilFound, res.FoundAfter.Round(time.Second))
+	}
+	fmt.Fprintf(&b, "- coverage over time (distinct situations the runs reached; docs/HUNT.md): %s\n", coverageLine(res.Coverage))
 	fmt.Fprintf(&b, "- violations found: %d\n\n", len(res.Findings))
 	for _, f := range res.Findings {
 		fmt.Fprintf(&b, "## %s\n\n", f.Fingerprint.ID())
@@ -102,4 +108,29 @@ func WriteCard(res *Result) error {
 	}
 	j, _ := json.MarshalIndent(res, "", "  ")
 	return os.WriteFile(filepath.Join(res.Dir, reports.FileHuntJSON), j, 0o644)
+}
+
+// coverageLine samples the coverage record: after 1, 2, 5, 10, 20, 50...
+// schedules, and the last.
+func coverageLine(pts []CoveragePoint) string {
+	var parts []string
+	next := 1
+	for i, p := range pts {
+		if i+1 == next || i == len(pts)-1 {
+			parts = append(parts, fmt.Sprintf("%d keys after %d schedules (%.0f s)", p.Keys, p.Schedules, p.Seconds))
+			for next <= i+1 {
+				next = nextStep(next)
+			}
+		}
+	}
+	return joinOr(parts, "none")
+}
+
+// nextStep: 1, 2, 5, 10, 20, 50, ...
+func nextStep(n int) int {
+	switch m := n; {
+	case fmt.Sprint(m)[0] == '2':
+		return n / 2 * 5
+	}
+	return n * 2
 }

@@ -3,6 +3,7 @@ package hunt
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -33,6 +34,11 @@ type Schedule struct {
 	// grant; Anchor is nil.
 	WhileFree bool
 	Events    []Event
+	// Parent and Derived: a schedule the learning search derived from a
+	// schedule of its corpus (its Index) by these mutations; 0 and nil for
+	// a fresh draw.
+	Parent  int      `json:",omitempty"`
+	Derived []string `json:",omitempty"`
 }
 
 // Event is one fault of the cycle: injected At after the anchor, healed
@@ -119,6 +125,7 @@ func (s *Schedule) clone() *Schedule {
 		c.Anchor = &a
 	}
 	c.Options = maps.Clone(s.Options)
+	c.Derived = slices.Clone(s.Derived)
 	return &c
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/lockfault/lockfault/runner"
 )
 
-// cmdHunt draws random schedules against one lock until a violation is
+// cmdHunt draws schedules (at random, or learning from what each run covered) against one lock until a violation is
 // found or the budget is spent, and shrinks what it finds.
 func cmdHunt(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("hunt", "", stdout, stderr)
@@ -28,6 +28,8 @@ func cmdHunt(args []string, stdout, stderr io.Writer) int {
 	f.IntVar(&opt.RateRuns, "rate-runs", 20, fmt.Sprintf("runs of the minimal scenario for its reproduction rate (1 to %d)", hunt.MaxRateRuns))
 	f.IntVar(&opt.ShrinkRuns, "shrink-runs", 60, fmt.Sprintf("runs the shrinker may spend per finding (1 to %d)", hunt.MaxShrinkRun))
 	f.BoolVar(&opt.NoShrink, "no-shrink", false, "keep the failing schedule as it was found")
+	f.StringVar(&opt.Search, "search", hunt.SearchRandom, "how schedules are drawn (allowed: "+strings.Join(hunt.Searches, ", ")+"; docs/HUNT.md)")
+	f.IntVar(&opt.Parallel, "parallel", 1, fmt.Sprintf("schedules run at once (1 to %d)", hunt.MaxParallel))
 	f.StringVar(&opt.Run.ReportsDir, "reports", "reports", "report root: the hunt goes to <reports>/hunt/<lock>/<run-id>/")
 	if code, ok := f.noArgs(args); !ok {
 		return code

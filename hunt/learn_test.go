@@ -1,0 +1,182 @@
+package hunt
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Every schedule the learning search derives, for every kind of built-in
+// lock, passes the one validation (runner.Prepare); with the same seed and
+// the same feedback it derives the same schedules; it does derive (a
+// schedule with a parent) and explore (fresh draws) both.
+func TestLearnSearchDerivesValidSchedules(t *testing.T) {
+	ctx := context.Background()
+	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"} {
+		subj, err := runner.BuiltIn(ctx, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		draw := func() []string {
+			sp := NewSpace(subj.Info, BuiltInLimits(lock))
+			sp.Commands = sampleShapes()
+			se, err := NewSearch(SearchLearn, sp, 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			derived := 0
+			for i := 0; i < 150; i++ {
+				s := se.Next()
+				if s.Parent > 0 {
+					derived++
+				}
+				// Feedback: a key per fault kind and target, so schedules
+				// with something new join the corpus.
+				var keys []string
+				for _, e := range s.Events {
+					keys = append(keys, e.Fault+"/"+e.Target)
+				}
+				se.Observe(s, keys)
+				out = append(out, strings.Join(s.Faults(), ";")+fmt.Sprint(s.Workload))
+				data, err := s.Compile(s.Name(), lock, []string{"safe"}).Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				parsed, err := scenarios.Parse(s.Name()+".yaml", data)
+				if err != nil {
+					t.Fatalf("%s: schedule %d (%v) does not parse: %v\n%s", lock, i+1, s.Derived, err, data)
+				}
+				if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
+					t.Fatalf("%s: schedule %d (derived by %v) is refused: %v\n%s", lock, i+1, s.Derived, err, data)
+				}
+			}
+			if derived < 50 || derived > 140 {
+				t.Errorf("%s: %d of 150 schedules derived from the corpus, want most but not all", lock, derived)
+			}
+			return out
+		}
+		if a, b := draw(), draw(); !slices.Equal(a, b) {
+			t.Errorf("%s: the same seed and feedback derived different schedules", lock)
+		}
+	}
+}
+
+// The corpus keeps a schedule only when it covered a key no run had, and
+// picks its parents among those.
+func TestCorpusKeepsWhatIsNew(t *testing.T) {
+	c := NewCorpus()
+	a, b := &Schedule{Index: 1}, &Schedule{Index: 2}
+	if n := c.Add(a, []string{"x", "y"}); n != 2 {
+		t.Errorf("first run: %d new keys, want 2", n)
+	}
+	if n := c.Add(b, []string{"y", "x"}); n != 0 || len(c.Entries) != 1 {
+		t.Errorf("a run with nothing new: %d new, corpus of %d; want 0 and 1", n, len(c.Entries))
+	}
+	if n := c.Add(b, []string{"z"}); n != 1 || len(c.Entries) != 2 || c.Keys() != 3 {
+		t.Errorf("a run with one new key: %d new, corpus of %d, %d keys; want 1, 2, 3", n, len(c.Entries), c.Keys())
+	}
+}
+
+// A run's coverage names, without times or client names, what each fault
+// interrupted and who held the lock, how the clients went on, how close
+// two holders came, the validity left at each access.
+func TestCoverageAbstractsARun(t *testing.T) {
+	ms := int64(time.Millisecond)
+	ev := []history.Event{
+		{Kind: history.Invoke, Process: "c1", Op: history.OpAcquire, Time: 0},
+		{Kind: history.OK, Process: "c1", Op: history.OpAcquire, Lease: "l1", Key: "k", ValidUntil: 1000 * ms, Time: 1 * ms},
+		{Kind: history.Invoke, Process: "c1", Op: history.OpCS, Time: 2 * ms},
+		{Kind: history.Invoke, Process: "c2", Op: history.OpAcquire, Time: 3 * ms},
+		{Kind: history.FaultStart, Fault: "pause-client", Target: "c1", Time: 4 * ms},
+		{Kind: history.OK, Process: "c2", Op: history.OpAcquire, Lease: "l2", Key: "k", ValidUntil: 2400 * ms, Time: 1400 * ms},
+		{Kind: history.Access, Process: "c1", Lease: "l1", Access: "write", Time: 1500 * ms},
+		{Kind: history.FaultEnd, Fault: "pause-client", Time: 1500 * ms},
+		{Kind: history.OK, Process: "c1", Op: history.OpCS, Time: 1501 * ms},
+		{Kind: history.Invoke, Process: "c1", Op: history.OpRelease, Time: 1502 * ms},
+		{Kind: history.Fail, Process: "c1", Op: history.OpRelease, Time: 1503 * ms},
+	}
+	got := Coverage(ev, time.Second, nil)
+	for _, want := range []string{
+		"at pause-client(holder:cs): holder:cs waiter:acquire",
+		"after pause-client: holder:cs cs:ok release:fail",
+		"left <0 fault",
+		"gap overlap fault",
+		"op release:fail calm",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("coverage lacks %q: %q", want, got)
+		}
+	}
+	// Bounded.
+	var many []history.Event
+	for i := range 2000 {
+		many = append(many, history.Event{Kind: history.FaultStart, Fault: fmt.Sprint("f", i)})
+	}
+	if n := len(Coverage(many, time.Second, nil)); n > maxRunKeys {
+		t.Errorf("%d keys, want at most %d", n, maxRunKeys)
+	}
+}
+
+// -parallel runs that many schedules at once, never more, within the
+// budget; the first violation stops the others (not counted as tried).
+func TestParallelRunsAtOnce(t *testing.T) {
+	var now, most atomic.Int32
+	var mu sync.Mutex
+	runs := 0
+	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		mu.Lock()
+		runs++
+		mu.Unlock()
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &runner.Outcome{Result: &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}}, nil
+	}
+	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, nil)
+	for _, search := range Searches {
+		most.Store(0)
+		runs = 0
+		opt := Options{Seed: 3, Runs: 12, Parallel: 3, Search: search, Dir: t.TempDir()}
+		if err := opt.Check(); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Hunt(context.Background(), sp, exec, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if most.Load() != 3 || len(res.Tried) != 12 || runs != 12 || len(res.Coverage) != 12 {
+			t.Errorf("%s: %d at once at most, %d tried, %d runs, %d coverage points; want 3, 12, 12, 12", search, most.Load(), len(res.Tried), runs, len(res.Coverage))
+		}
+	}
+}
+
+// Bad -search and -parallel are refused before anything starts.
+func TestOptionsRefuseBadSearch(t *testing.T) {
+	for _, o := range []Options{{Runs: 1, Search: "smart"}, {Runs: 1, Parallel: MaxParallel + 1}, {Runs: 1, Parallel: -1}} {
+		if err := o.Check(); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}
