@@ -62,6 +62,14 @@ func (n *dockerNode) PeerAddr() string {
 	return net.JoinHostPort(n.sbIP, strconv.Itoa(n.port))
 }
 
+// BusAddr is where a cluster node's bus listens (ClusterBus nodes only):
+// its IP on the run network, which the harness's bus proxy reaches.
+func (n *dockerNode) BusAddr() string {
+	n.addrMu.Lock()
+	defer n.addrMu.Unlock()
+	return net.JoinHostPort(n.sbIP, strconv.Itoa(n.peerPort))
+}
+
 func (n *dockerNode) ip() string {
 	n.addrMu.Lock()
 	defer n.addrMu.Unlock()
