@@ -137,6 +137,9 @@ type run struct {
 	ctx  context.Context // the run's context, cancelled on interrupt
 	// awaiting is the event channel of the await step being run.
 	awaiting <-chan struct{}
+	// afterCommand: the step running follows an await: command (the
+	// message that await holds is let go once the step's fault is in).
+	afterCommand bool
 }
 
 // ReportDir is the report folder of a run: <reports>/<scenario>/<run-id>.
