@@ -48,7 +48,7 @@ func onBothBackends(t *testing.T, f func(t *testing.T, b Backend)) {
 }
 
 // Every address the cluster hands out is a proxy's: CLUSTER NODES names
-// each node by its peer proxy and its bus proxy.
+// each node by its peer proxy and its bus router.
 func TestClusterAnnouncesProxies(t *testing.T) { onBothBackends(t, testClusterAnnouncesProxies) }
 
 func testClusterAnnouncesProxies(t *testing.T, b Backend) {
@@ -64,13 +64,22 @@ func testClusterAnnouncesProxies(t *testing.T, b Backend) {
 	}
 	for _, m := range c.DataNodes() {
 		pp, _ := c.Net.Get(PeerProxy(m.Name))
-		bp, _ := c.Net.Get(BusProxy(m.Name))
-		_, bus, _ := net.SplitHostPort(bp.Listen)
+		ba, err := c.AnnouncedBus(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, bus, _ := net.SplitHostPort(ba)
 		if !strings.Contains(v.(string), " "+pp.Listen+"@"+bus+" ") {
 			t.Errorf("%s is not announced as %s@%s:\n%s", m.Name, pp.Listen, bus, v)
 		}
 		if strings.Contains(v.(string), m.Node.Addr()) {
 			t.Errorf("%s's own address %s is announced:\n%s", m.Name, m.Node.Addr(), v)
+		}
+	}
+	// Every pair's gossip went through a link of its own, both ways.
+	for _, pair := range [][2]string{{"n1", "n2"}, {"n2", "n1"}, {"n4", "n1"}, {"n6", "n5"}} {
+		if _, ok := c.Net.Get(BusLink(pair[0], pair[1])); !ok {
+			t.Errorf("no bus link %s: the router did not tell %s apart (links: %v)", BusLink(pair[0], pair[1]), pair[0], c.Net.Names("bus>"))
 		}
 	}
 	roles := map[string]string{}
