@@ -18,11 +18,7 @@ func init() {
 
 // clusterFailover takes a cluster master away and waits for the cluster to
 // promote one of its replicas: no harness command promotes anything.
-//
-// There is no how=cut: the others keep a node alive as long as anything
-// arrives from it on the bus, and the node's own gossip reaches them
-// through their bus proxies, which every node shares (see package
-// cluster); cutting a node off needs a bus link per pair of nodes.
+// A master cut off instead is cluster-minority-partition.
 type clusterFailover struct{}
 
 // clusterWithin: how long a cluster failover may take (default 30 s).
