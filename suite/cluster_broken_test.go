@@ -80,3 +80,46 @@ func (s *noRedirect) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Dur
 }
 
 func (s *noRedirect) Close() error { return s.cc.Close() }
+
+// minorityCap is cluster-capped-validity's validity: a quarter of the
+// node timeout of suite/cluster-minority-grant.yaml (1 s). A grant from a
+// master cut off at t0 comes before t0+node_timeout (the master refuses
+// writes after that); the majority promotes its replica no earlier than
+// t0+node_timeout+500 ms (the replica's fixed election delay); a validity
+// under 500 ms ends before.
+const minorityCap = 250 * time.Millisecond
+
+// cluster-capped-validity: single-cluster whose grants are trusted for
+// minorityCap at most, the control of cluster/minority-grant (test code
+// only: the cap is fitted to that scenario's node timeout).
+func init() {
+	lockimpl.Register(lockimpl.Info{Name: "cluster-capped-validity", Source: "suite mutation test", Needs: "cluster",
+		Caps: []string{lockimpl.CapExtend}, Promises: "single-cluster with every validity capped at 250 ms (test code only)"},
+		func(cfg lockimpl.Config) (lockimpl.Lock, error) {
+			l, err := lockimpl.New("single-cluster", cfg)
+			if err != nil {
+				return nil, err
+			}
+			return cappedValidity{l}, nil
+		})
+}
+
+type cappedValidity struct{ lockimpl.Lock }
+
+func (c cappedValidity) Acquire(ctx context.Context, resource string, opts lockimpl.AcquireOptions) (*lockimpl.Lease, error) {
+	start := time.Now()
+	l, err := c.Lock.Acquire(ctx, resource, opts)
+	if err == nil && l.Validity > minorityCap {
+		l.Validity, l.ValidUntil = minorityCap, start.Add(minorityCap)
+	}
+	return l, err
+}
+
+func (c cappedValidity) Extend(ctx context.Context, l *lockimpl.Lease, ttl time.Duration) error {
+	start := time.Now()
+	err := c.Lock.(lockimpl.Extender).Extend(ctx, l, ttl)
+	if err == nil && l.Validity > minorityCap {
+		l.Validity, l.ValidUntil = minorityCap, start.Add(minorityCap)
+	}
+	return err
+}
