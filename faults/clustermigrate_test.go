@@ -122,20 +122,3 @@ func TestClusterMigrateSlotSteps(t *testing.T) {
 		t.Fatalf("after the heal, n2 answers %q", got)
 	}
 }
-
-func TestClusterMigrateSlotParams(t *testing.T) {
-	for _, tc := range []struct {
-		p    Params
-		want string
-	}{
-		{Params{"step": "half"}, `param step: "half" is not allowed (allowed: begin, move, finish, all)`},
-		{Params{"to": "x1"}, `param to: "x1" is not a node name (allowed: n1, n2, ...)`},
-		{Params{"within": "2h"}, "param within"},
-		{Params{"step": "begin", "to": "n3", "within": "5s"}, ""},
-	} {
-		err := Check("cluster-migrate-slot", tc.p)
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%v: %v, want %q", tc.p, err, tc.want)
-		}
-	}
-}
