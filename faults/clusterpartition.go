@@ -96,10 +96,35 @@ func (clusterPartition) Inject(ctx context.Context, env Env, target string, p Pa
 		if err != nil {
 			return healAll(heals), err
 		}
+		if !strings.HasPrefix(name, "bus>") {
+			// Nodes and clients dial this proxy's port: it must stay
+			// bound (a disabled proxy's port can be taken by an outgoing
+			// connection meanwhile). Every connection through it is
+			// reset at its first byte either way, as a refused one would be.
+			for _, stream := range []string{"upstream", "downstream"} {
+				toxic := "minority-partition-" + stream
+				if _, err := px.AddToxic(toxic, "reset_peer", stream, 1, toxiclient.Attributes{"timeout": 0}); err != nil {
+					return healAll(heals), err
+				}
+				heals = append(heals, func(context.Context) error { return px.RemoveToxic(toxic) })
+			}
+			continue
+		}
+		// A bus link only the bus router dials, by name: disabled, so the
+		// router closes the node's connection at once and the node sees
+		// the link down; a port taken meanwhile gets the link a new one.
 		if err := px.Disable(); err != nil {
 			return healAll(heals), err
 		}
-		heals = append(heals, func(context.Context) error { return px.Enable() })
+		heals = append(heals, func(context.Context) error {
+			if err := px.Enable(); err != nil {
+				if !strings.Contains(err.Error(), "address already in use") {
+					return err
+				}
+				return c.Net.Renew(name)
+			}
+			return nil
+		})
 	}
 	heal := healAll(heals)
 	start := time.Now()
