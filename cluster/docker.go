@@ -28,6 +28,7 @@ const (
 	DockerSentinelPort = 26379
 	DockerEtcdPort     = 2379
 	DockerEtcdPeerPort = 2380
+	DockerClusterBus   = 16379 // a cluster node's bus
 )
 
 // Image paths, labels and timeouts.
@@ -79,9 +80,10 @@ type Docker struct {
 	remote *dockerRemote // set when the daemon is remote
 	caps   dockerCaps
 
-	mu     sync.Mutex
-	nodes  []*dockerNode
-	closed bool
+	mu       sync.Mutex
+	nodes    []*dockerNode
+	closed   bool
+	inflight sync.WaitGroup // container requests still running (see create)
 }
 
 // NewDocker connects to the Docker engine, makes sure the node image exists
@@ -229,6 +231,12 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		n.port, n.peerPort = DockerEtcdPort, DockerEtcdPeerPort
 	default:
 		n.port = DockerRedisPort
+		if spec.ClusterBus {
+			if d.remote != nil {
+				return nil, errors.New("docker: a cluster node needs its bus reachable through the harness's proxies, which a remote daemon's run does not give")
+			}
+			n.peerPort = DockerClusterBus
+		}
 	}
 	if d.remote != nil {
 		n.dir = path.Join(remoteDataRoot, spec.Name)
@@ -345,24 +353,43 @@ func (d *Docker) isClosed() bool {
 // create creates and starts a container through testcontainers. A container
 // created after Close began is removed again.
 // A cancelled ctx cuts a start short (Ctrl-C must not wait for the daemon,
-// which may take seconds per container on a loaded host); Close then
-// removes whatever was made. The request is bounded by dockerCreateLimit.
+// which may take seconds per container on a loaded host): create returns at
+// once, but the request itself goes on in the background, since the daemon
+// may finish making a container whose request was cancelled; Close waits
+// for such requests before it lists what to remove, and a container they
+// make after Close began is removed by them. The request is bounded by
+// dockerCreateLimit.
 func (d *Docker) create(ctx context.Context, req testcontainers.ContainerRequest) (testcontainers.Container, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, dockerCreateLimit)
-	defer cancel()
-	ctr, err := testcontainers.GenericContainer(cctx, testcontainers.GenericContainerRequest{
-		ContainerRequest: req,
-		Started:          true,
-		Logger:           tclog.NewNoopLogger(),
-	})
-	if ctr != nil && ctr.GetContainerID() != "" && d.isClosed() {
-		removeContainer(context.WithoutCancel(ctx), d.cli, ctr.GetContainerID())
-		return nil, errors.New("docker backend is closed")
+	type result struct {
+		ctr testcontainers.Container
+		err error
 	}
-	return ctr, err
+	done := make(chan result, 1)
+	d.inflight.Add(1)
+	go func() {
+		defer d.inflight.Done()
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerCreateLimit)
+		defer cancel()
+		ctr, err := testcontainers.GenericContainer(cctx, testcontainers.GenericContainerRequest{
+			ContainerRequest: req,
+			Started:          true,
+			Logger:           tclog.NewNoopLogger(),
+		})
+		if ctr != nil && ctr.GetContainerID() != "" && d.isClosed() {
+			removeContainer(cctx, d.cli, ctr.GetContainerID())
+			ctr, err = nil, errors.New("docker backend is closed")
+		}
+		done <- result{ctr, err}
+	}()
+	select {
+	case r := <-done:
+		return r.ctr, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // checkShim fails when the image was built without the clock shim.
@@ -389,6 +416,14 @@ func (d *Docker) Close(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerCloseLimit)
 	defer cancel()
 	var errs []error
+	// The container requests a cancelled start left running (see create).
+	waited := make(chan struct{})
+	go func() { d.inflight.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-cctx.Done():
+		errs = append(errs, errors.New("docker: container requests still running at close"))
+	}
 	if d.cli != nil && d.runID != "" {
 		// Servers and the sandboxes whose namespaces they share, all at
 		// once (force removal kills first): one round of the daemon's

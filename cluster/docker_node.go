@@ -62,6 +62,18 @@ func (n *dockerNode) PeerAddr() string {
 	return net.JoinHostPort(n.sbIP, strconv.Itoa(n.port))
 }
 
+// BusAddr is where a cluster node's bus listens (ClusterBus nodes only):
+// its IP on the run network, which the bus links (toxiproxy) reach.
+func (n *dockerNode) BusAddr() string {
+	n.addrMu.Lock()
+	defer n.addrMu.Unlock()
+	return net.JoinHostPort(n.sbIP, strconv.Itoa(n.peerPort))
+}
+
+// SourceAddr is the address the node's outgoing connections come from:
+// its address on the run network.
+func (n *dockerNode) SourceAddr() string { return n.ip() }
+
 func (n *dockerNode) ip() string {
 	n.addrMu.Lock()
 	defer n.addrMu.Unlock()

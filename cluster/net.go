@@ -138,6 +138,28 @@ func (n *Net) SetUpstream(name, upstream string) error {
 	return p.Save()
 }
 
+// Renew replaces a proxy whose port was taken while it was disabled (its
+// Enable failed: "address already in use") by one on a new port, with the
+// same name and upstream. Only for proxies nobody outside the harness
+// dials by address (a cluster's bus links: the bus routers look them up
+// by name).
+func (n *Net) Renew(name string) error {
+	n.mu.Lock()
+	p, ok := n.proxies[name]
+	if ok {
+		delete(n.proxies, name)
+	}
+	n.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("no proxy %s", name)
+	}
+	if err := p.Delete(); err != nil {
+		return err
+	}
+	_, err := n.Proxy(name, p.Upstream)
+	return err
+}
+
 // Heal enables every proxy and removes every toxic.
 func (n *Net) Heal() error {
 	n.mu.Lock()

@@ -14,23 +14,17 @@ import (
 // Redis Cluster: N masters sharing the 16384 slots, R replicas each, every
 // node reachable only through proxies.
 //
-// Each node announces (cluster-announce-ip/-port/-bus-port) the addresses
-// of two proxies in front of it: its peer proxy (PeerProxy, the data port)
-// and its bus proxy (BusProxy, the cluster bus). So every address the
-// cluster hands out (MOVED, ASK, CLUSTER SLOTS/SHARDS/NODES) is a proxy's:
-// a client that follows a redirection, a replica's replication link and
-// the other nodes' gossip all go through a proxy, and a network fault on it
-// reaches them. A client of the workload reaches the nodes through its own
-// proxies ("c1>n2") by mapping each announced address to its proxy
-// (ClientRemap), as go-redis's Dialer or redis-py's address_remap can.
-//
-// The bus proxy is the node's inbound side only: the others' gossip to the
-// node crosses it, the node's own gossip to another crosses that other's
-// bus proxy. Cutting a node's bus proxy (with its peer and client proxies)
-// therefore makes the others lose it and fail it over, while it still
-// hears them and learns of its demotion; a symmetric split of the bus into
-// two sides (a minority master that hears nobody) needs a link per pair of
-// nodes, which one announced bus port per node cannot give.
+// Each node announces (cluster-announce-ip/-port/-bus-port) the address of
+// its peer proxy (PeerProxy, the data port) and of its bus router (see
+// busrouter.go). So every address the cluster hands out (MOVED, ASK,
+// CLUSTER SLOTS/SHARDS/NODES) is a proxy's: a client that follows a
+// redirection, a replica's replication link and the other nodes' gossip all
+// go through a proxy, and a network fault on it reaches them. A client of
+// the workload reaches the nodes through its own proxies ("c1>n2") by
+// mapping each announced address to its proxy (ClientRemap), as go-redis's
+// Dialer or redis-py's address_remap can. The bus runs one proxy per
+// ordered pair of nodes (BusLink), so a node can be cut off from some
+// nodes and not others, both ways.
 //
 // Nodes are named n1..nM for the masters and n(M*(j+1)+i) for replica j
 // (0-based) of master i (with 3 masters and 1 replica each: n4 follows n1,
@@ -50,9 +44,6 @@ const (
 	MaxClusterMasters  = 7
 	MaxClusterReplicas = 2
 )
-
-// BusProxy names the proxy in front of a cluster node's bus port.
-func BusProxy(node string) string { return busProxyPrefix + node }
 
 const busProxyPrefix = "bus>"
 
@@ -85,8 +76,8 @@ func (t Topology) nodeTimeout() time.Duration {
 
 func (c *Cluster) startCluster(ctx context.Context) error {
 	t := c.Topology
-	if c.Backend.Name() != "process" {
-		return fmt.Errorf("the cluster topology runs on the process backend only for now, not on %s", c.Backend.Name())
+	if d, ok := c.Backend.(*Docker); ok && d.Remote() {
+		return errors.New("the cluster topology cannot run beside a remote Docker daemon: its nodes' bus must go through the harness's proxies (allowed: a local daemon, or the process backend)")
 	}
 	if t.Masters < MinClusterMasters || t.Masters > MaxClusterMasters {
 		return fmt.Errorf("cluster masters %d (allowed: %d to %d)", t.Masters, MinClusterMasters, MaxClusterMasters)
@@ -95,21 +86,27 @@ func (c *Cluster) startCluster(ctx context.Context) error {
 		return fmt.Errorf("cluster replicas %d per master (allowed: 0 to %d)", t.Replicas, MaxClusterReplicas)
 	}
 	total := t.Masters * (1 + t.Replicas)
-	extra := []string{"--cluster-node-timeout", strconv.FormatInt(t.nodeTimeout().Milliseconds(), 10)}
 	err := c.parallel(ctx, total, func(k int) error {
 		role := RoleMaster
 		if k >= t.Masters {
 			role = RoleReplica
 		}
-		_, err := c.startRedis(ctx, fmt.Sprintf("n%d", k+1), role, extra)
+		name := fmt.Sprintf("n%d", k+1)
+		extra := []string{"--cluster-node-timeout", strconv.FormatInt(t.nodeTimeout().Milliseconds(), 10)}
+		if _, ok := c.Backend.(*Process); ok {
+			// Processes all send from 127.0.0.1 otherwise: the bus
+			// routers tell the nodes apart by their source address.
+			extra = append(extra, busSourceArgs(name)...)
+		}
+		_, err := c.startRedis(ctx, name, role, extra)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	// The proxies, once the nodes (and so their ports) exist; then every
-	// node announces them, in its config file too (a restart announces
-	// them at once).
+	// The proxies and bus routers, once the nodes (and so their ports)
+	// exist; then every node announces them, in its config file too (a
+	// restart announces them at once).
 	type ann struct{ host, port, bus string }
 	anns := make([]ann, total)
 	for k := 0; k < total; k++ {
@@ -118,16 +115,18 @@ func (c *Cluster) startCluster(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		ba, err := busAddr(m.Node)
+		if _, err := busAddr(m.Node); err != nil {
+			return err
+		}
+		br, err := newBusRouter(c, m, c.Backend.ProxyHost())
 		if err != nil {
 			return err
 		}
-		bp, err := c.Net.Proxy(BusProxy(m.Name), ba)
-		if err != nil {
-			return err
-		}
+		c.mu.Lock()
+		c.routers = append(c.routers, br)
+		c.mu.Unlock()
 		host, port, _ := net.SplitHostPort(pp.Listen)
-		_, bus, _ := net.SplitHostPort(bp.Listen)
+		_, bus, _ := net.SplitHostPort(br.Addr())
 		anns[k] = ann{host, port, bus}
 		if _, err := c.Do(ctx, m, "CONFIG", "SET", "cluster-announce-ip", host, "cluster-announce-port", port, "cluster-announce-bus-port", bus); err != nil {
 			return fmt.Errorf("announce on %s: %w", m.Name, err)
@@ -530,4 +529,30 @@ func (c *Cluster) ClientRemap(client string) (map[string]string, error) {
 		out[p.Listen] = a
 	}
 	return out, nil
+}
+
+// AnnouncedBus is the bus address a cluster node announces: its bus
+// router's.
+func (c *Cluster) AnnouncedBus(m *Member) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, r := range c.routers {
+		if r.to == m {
+			return r.Addr(), nil
+		}
+	}
+	return "", fmt.Errorf("no bus router for %s", m.Name)
+}
+
+// closeRouters stops the bus routers.
+func (c *Cluster) closeRouters() error {
+	c.mu.Lock()
+	rs := c.routers
+	c.routers = nil
+	c.mu.Unlock()
+	var errs []error
+	for _, r := range rs {
+		errs = append(errs, r.close())
+	}
+	return errors.Join(errs...)
 }

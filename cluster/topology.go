@@ -67,6 +67,7 @@ type Cluster struct {
 	// RefreshClusterRoles.
 	slots    map[*Member][][2]int
 	masterOf map[*Member]*Member
+	routers  []*busRouter // a cluster's bus routers, one per node
 }
 
 // Start brings up a topology. On error everything started is torn down.
@@ -265,5 +266,5 @@ func (c *Cluster) Resolve(target string) ([]*Member, error) {
 
 // Close deletes the proxies and stops every node.
 func (c *Cluster) Close(ctx context.Context) error {
-	return errors.Join(c.Net.Close(), c.Backend.Close(ctx))
+	return errors.Join(c.closeRouters(), c.Net.Close(), c.Backend.Close(ctx))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,11 +19,7 @@ func init() {
 
 // clusterFailover takes a cluster master away and waits for the cluster to
 // promote one of its replicas: no harness command promotes anything.
-//
-// There is no how=cut: the others keep a node alive as long as anything
-// arrives from it on the bus, and the node's own gossip reaches them
-// through their bus proxies, which every node shares (see package
-// cluster); cutting a node off needs a bus link per pair of nodes.
+// A master cut off instead is cluster-minority-partition.
 type clusterFailover struct{}
 
 // clusterWithin: how long a cluster failover may take (default 30 s).
@@ -126,7 +123,7 @@ func waitPromoted(ctx context.Context, c *cluster.Cluster, candidates []*cluster
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("no replica promoted within %v (last view: %v)", within, err)
+			return nil, fmt.Errorf("no replica promoted within %v (last view: %v; %s)", within, err, clusterDiag(ctx, c, candidates))
 		}
 		select {
 		case <-ctx.Done():
@@ -184,4 +181,45 @@ func promotedEffect(ctx context.Context, c *cluster.Cluster, of string, candidat
 		}
 	}
 	return Effect{What: fmt.Sprintf("no replica of %s serves slots as a master", of)}
+}
+
+// clusterDiag sums up, for an error, how each running node sees the
+// cluster (its state, and the flags it gives every other node) and what
+// each candidate says of its replication.
+func clusterDiag(ctx context.Context, c *cluster.Cluster, candidates []*cluster.Member) string {
+	var parts []string
+	for _, m := range c.DataNodes() {
+		if !m.Node.Running() {
+			continue
+		}
+		v, err := c.Do(ctx, m, "CLUSTER", "NODES")
+		if err != nil {
+			parts = append(parts, fmt.Sprintf("%s: %v", m.Name, err))
+			continue
+		}
+		var flags []string
+		for _, line := range strings.Split(strings.TrimSpace(fmt.Sprint(v)), "\n") {
+			if f := strings.Fields(line); len(f) >= 8 {
+				flags = append(flags, f[1]+"="+f[2]+"/"+f[7])
+			}
+		}
+		info, _ := c.Do(ctx, m, "CLUSTER", "INFO")
+		state := ""
+		for _, l := range strings.Fields(fmt.Sprint(info)) {
+			if strings.HasPrefix(l, "cluster_state:") || strings.HasPrefix(l, "cluster_current_epoch:") {
+				state += l + " "
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s[%s]", m.Name, state, strings.Join(flags, " ")))
+	}
+	for _, r := range candidates {
+		if v, err := c.Do(ctx, r, "INFO", "replication"); err == nil {
+			for _, l := range strings.Fields(fmt.Sprint(v)) {
+				if strings.HasPrefix(l, "master_link_down_since_seconds:") || strings.HasPrefix(l, "role:") {
+					parts = append(parts, r.Name+" "+l)
+				}
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
 }

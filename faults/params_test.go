@@ -71,6 +71,23 @@ var paramCases = []struct {
 	{"cluster-manual-failover", "within", map[string]string{
 		"1h": "param within: 1h0m0s is out of range (allowed: 1ms to 10m0s; e.g. 10s)",
 	}, []string{"10s"}},
+	{"cluster-migrate-slot", "step", map[string]string{
+		"half": `param step: "half" is not allowed (allowed: begin, move, finish, all)`,
+	}, []string{"begin", "move", "finish", "all"}},
+	{"cluster-migrate-slot", "to", map[string]string{
+		"x1": `param to: "x1" is not a node name (allowed: n1, n2, ...)`,
+		"n":  `param to: "n" is not a node name`,
+	}, []string{"n1", "n21"}},
+	{"cluster-migrate-slot", "within", map[string]string{
+		"1h": "param within: 1h0m0s is out of range (allowed: 1ms to 10m0s; e.g. 10s)",
+	}, []string{"10s"}},
+	{"cluster-minority-partition", "clients", map[string]string{
+		"c1,c2": `param clients: "c1,c2" is not a client target`,
+	}, []string{"c1", "holder", "others"}},
+	{"cluster-minority-partition", "within", map[string]string{
+		"1h": "param within: 1h0m0s is out of range (allowed: 1ms to 10m0s; e.g. 5s)",
+		"0s": "param within: 0s is out of range",
+	}, []string{"5s", "10m"}},
 	{"clock-jump", "by", map[string]string{
 		"1h":   "param by: 1h0m0s is out of range (allowed: -10m0s to 10m0s, not 0; e.g. +11s or -5s)",
 		"-11m": "param by: -11m0s is out of range",

@@ -45,7 +45,8 @@ func NewPrimaryClient(ep Endpoints) (redis.UniversalClient, error) {
 // for that node (Endpoints.ClusterRemap). It follows no redirection and
 // retries nothing inside a command (MaxRedirects -1: go-redis would also
 // retry a timed-out command, a SET NX among them); a MOVED or ASK reply
-// reloads its slot map and comes back as an error (see Redirected).
+// reloads its slot map and comes back as an error (see Redirected), which
+// the lock may follow itself (single-cluster does, once per command).
 func NewClusterClient(ep Endpoints) (*redis.ClusterClient, error) {
 	if len(ep.Cluster) == 0 {
 		return nil, fmt.Errorf("no cluster endpoints")

@@ -120,6 +120,7 @@ func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]activ
 			next = ch
 		}
 		r.awaiting = awaiting
+		r.afterCommand = i > 0 && steps[i-1].Await == scenarios.AwaitCommand
 		err := r.step(ctx, st, act)
 		if i > 0 && steps[i-1].Await == scenarios.AwaitCommand {
 			r.taps.releaseHeld() // the step after the await has been applied
@@ -201,7 +202,12 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
 			return nil
 		}
-		r.taps.releaseHeld() // an await: command before it holds a message until now
+		if r.afterCommand {
+			// The await: command just before holds a message until now.
+			// (Not otherwise: the trigger of an await: command right
+			// after this step is armed already, and would be disarmed.)
+			r.taps.releaseHeld()
+		}
 		*act = append(*act, active{name: st.Fault, target: target, heal: h})
 		// After the release: the check's own time (a drift measured over
 		// a window) must not lengthen a hold.

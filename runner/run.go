@@ -137,6 +137,9 @@ type run struct {
 	ctx  context.Context // the run's context, cancelled on interrupt
 	// awaiting is the event channel of the await step being run.
 	awaiting <-chan struct{}
+	// afterCommand: the step running follows an await: command (the
+	// message that await holds is let go once the step's fault is in).
+	afterCommand bool
 }
 
 // ReportDir is the report folder of a run: <reports>/<scenario>/<run-id>.
@@ -259,11 +262,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		}
 	}()
 
-	bk := r.opt.Backend
-	if r.sc.Topology.Kind == lockfault.Cluster && (bk == cluster.BackendAuto || bk == "") {
-		bk = cluster.BackendProcess // the cluster topology runs on processes only, for now
-	}
-	backend, err := bk.NewBackend(ctx, r.id)
+	backend, err := r.opt.Backend.NewBackend(ctx, r.id)
 	if err != nil {
 		return err
 	}
@@ -410,8 +409,8 @@ func (r *run) recoverInto(cancel func()) {
 // inject (a clock fault on nodes without the clock shim, a power loss a
 // remote daemon cannot freeze), naming the step.
 func (r *run) supported(b cluster.Backend) error {
-	if r.sc.Topology.Kind == lockfault.Cluster && b.Name() != string(cluster.BackendProcess) {
-		return fmt.Errorf("%s: topology.kind: the %s backend cannot run a cluster topology yet (allowed: -backend process or auto)", r.sc.File, b.Name())
+	if d, ok := b.(*cluster.Docker); ok && d.Remote() && r.sc.Topology.Kind == lockfault.Cluster {
+		return fmt.Errorf("%s: topology.kind: a cluster cannot run beside a remote Docker daemon, where its nodes' bus would bypass the harness's proxies (allowed: a local daemon, or -backend process)", r.sc.File)
 	}
 	for _, st := range r.sc.Nemesis.Steps {
 		if st.Fault == "" {

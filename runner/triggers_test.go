@@ -117,3 +117,29 @@ func TestOpAttributionWithAClone(t *testing.T) {
 		t.Fatalf("an idle client's op %q", got)
 	}
 }
+
+// An await: command right after a fault that stays (one with a heal) still
+// fires: its trigger, armed before the fault is injected, is not disarmed
+// by the fault (the fault lets go only a message an await: command before
+// it held).
+func TestCommandTriggerAfterALastingFault(t *testing.T) {
+	src := strings.Replace(triggerScenario, "LOCK", "single", 1)
+	src = strings.Replace(src, "    - {await: grant}\n", "    - {await: grant}\n    - {fault: latency, target: n1, params: {latency: 1ms}}\n", 1)
+	src = strings.Replace(src, "{fault: pause-client, target: trigger, for: 1250ms}", "{sleep: 10ms}", 1)
+	src = strings.Replace(src, "{sleep: 4s}", "{heal: all}", 1)
+	sc, err := scenarios.Parse("lasting.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Nemesis.Cycles = 1
+	out, evs := runPrepared(t, plan(t, sc, nil, Overrides{}), Options{Backend: "process", ReportsDir: t.TempDir()})
+	fired := 0
+	for _, e := range evs {
+		if e.Kind == history.Note && e.Op == NoteCommandFired {
+			fired++
+		}
+	}
+	if fired != 1 || !out.Meta.Matched {
+		t.Fatalf("%d command-fired notes (want 1), verdict %s, observed %v", fired, out.Result.Verdict, out.Result.Observed)
+	}
+}

@@ -100,6 +100,10 @@ func init() {
 		"a holder whose renewals time out on a paused server, while its key expires there, stops believing it holds the lock before the key expires")
 	nodePaused.Options["lease"] = "3s" // longer than the client's 500 ms read timeout: a renewal times out well within its lease
 	register(nodePaused)
+	register(Property{Name: "cluster/slot-migration", Broken: "broken-cluster-no-redirect", Correct: "single-cluster", Scenario: "cluster-slot-migration", Needs: []lockfault.Needs{lockfault.NeedsCluster},
+		Explanation: "a held lock survives a migration of its key's slot: nobody else acquires while it is held, and the holder's release, sent while the key moves, frees it at once"})
+	register(Property{Name: "cluster/minority-grant", Broken: "single-cluster", Correct: "cluster-capped-validity", Scenario: "cluster-minority-grant", Needs: []lockfault.Needs{lockfault.NeedsCluster},
+		Explanation: "a grant from a master cut off in a minority is not trusted past the node timeout: its validity ends before the majority can fail that master over and grant the lock again"})
 	register(Property{Name: "extend/majority-restart", Broken: "broken-extend-any-master", Correct: "redlock", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
 		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
 	register(Property{Name: "extend/minority-down", Broken: "broken-extend-every-master", Correct: "redlock", Scenario: "extend-minority-down", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
