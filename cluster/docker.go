@@ -186,7 +186,7 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 
 func (d *Docker) Name() string { return "docker" }
 
-// ProxyHost is where the harness's own (embedded) toxiproxy proxies listen.
+// ProxyHost is where the proxies of the harness's own toxiproxy server listen.
 // Beside a local daemon it is the gateway IP of the run's network: an
 // address of the harness's host that the containers reach directly. With a
 // remote daemon only the harness's clients use those proxies (the peer

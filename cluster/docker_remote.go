@@ -15,7 +15,7 @@ package cluster
 //   - The proxies between nodes (replication links, Sentinels) are in a
 //     toxiproxy server of the run's own, a container from the node image on
 //     the run network; the harness drives it through its published API port
-//     (see NetFor). The clients' proxies stay in the harness's embedded
+//     (see NetFor). The clients' proxies stay in the harness's own
 //     toxiproxy, in front of the published ports.
 
 import (
