@@ -20,33 +20,33 @@ type ClaimRow struct {
 	Note                  string
 }
 
-// matrix groups claim rows by claim (rows) and lock (columns), in the order
+// Matrix groups claim rows by claim (rows) and lock (columns), in the order
 // they first appear.
-type matrix struct {
-	claims, locks []string
-	cells         map[[2]string][]ClaimRow
+type Matrix struct {
+	Claims, Locks []string
+	Cells         map[[2]string][]ClaimRow
 }
 
-func newMatrix(rows []ClaimRow) *matrix {
-	m := &matrix{cells: map[[2]string][]ClaimRow{}}
+func newMatrix(rows []ClaimRow) *Matrix {
+	m := &Matrix{Cells: map[[2]string][]ClaimRow{}}
 	seenC, seenL := map[string]bool{}, map[string]bool{}
 	for _, r := range rows {
 		if !seenC[r.Claim] {
 			seenC[r.Claim] = true
-			m.claims = append(m.claims, r.Claim)
+			m.Claims = append(m.Claims, r.Claim)
 		}
 		if !seenL[r.Lock] {
 			seenL[r.Lock] = true
-			m.locks = append(m.locks, r.Lock)
+			m.Locks = append(m.Locks, r.Lock)
 		}
 		k := [2]string{r.Claim, r.Lock}
-		m.cells[k] = append(m.cells[k], r)
+		m.Cells[k] = append(m.Cells[k], r)
 	}
 	return m
 }
 
 // matched says whether every run in a cell matched its expectation.
-func cellMatched(rs []ClaimRow) bool {
+func CellMatched(rs []ClaimRow) bool {
 	for _, r := range rs {
 		if !r.Matched {
 			return false
@@ -59,7 +59,7 @@ func cellMatched(rs []ClaimRow) bool {
 func (r ClaimRow) rateText() string {
 	var parts []string
 	if r.Cycles > 0 {
-		parts = append(parts, fmt.Sprintf("%s in %d/%d cycles", classList(r.Expect), r.Hits, r.Cycles))
+		parts = append(parts, fmt.Sprintf("%s in %d/%d cycles", ClassList(r.Expect), r.Hits, r.Cycles))
 	}
 	if r.Rate != "" {
 		parts = append(parts, r.Rate)
@@ -84,79 +84,79 @@ func WriteClaims(mdPath, pngPath string, rows []ClaimRow) error {
 	if err := os.MkdirAll(filepath.Dir(mdPath), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(mdPath, []byte(claimsDocument(mdPath, pngPath, m, rows).markdown()), 0o644)
+	return os.WriteFile(mdPath, []byte(claimsDocument(mdPath, pngPath, m, rows).Markdown()), 0o644)
 }
 
-func claimsDocument(mdPath, pngPath string, m *matrix, rows []ClaimRow) *document {
-	d := &document{}
-	d.h(1, "lockfault: claims")
+func claimsDocument(mdPath, pngPath string, m *Matrix, rows []ClaimRow) *Document {
+	d := &Document{}
+	d.H(1, "lockfault: claims")
 	ok := 0
 	for _, r := range rows {
 		if r.Matched {
 			ok++
 		}
 	}
-	d.p(txt(fmt.Sprintf("%d claims tested against %d locks in %d runs: %d behaved as the claim predicts, %d did not.",
-		len(m.claims), len(m.locks), len(rows), ok, len(rows)-ok)))
-	d.p(txt("Each cell reads: expected → observed, how often the expected class showed over the fault cycles, and a link to the run's report. " +
+	d.P(Txt(fmt.Sprintf("%d claims tested against %d locks in %d runs: %d behaved as the claim predicts, %d did not.",
+		len(m.Claims), len(m.Locks), len(rows), ok, len(rows)-ok)))
+	d.P(Txt("Each cell reads: expected → observed, how often the expected class showed over the fault cycles, and a link to the run's report. " +
 		"A cell is marked ✅ when the lock behaved as expected and ❌ when it did not."))
 	if pngPath != "" {
 		rel, err := filepath.Rel(filepath.Dir(mdPath), pngPath)
 		if err != nil {
 			rel = pngPath
 		}
-		d.img("claims matrix", filepath.ToSlash(rel))
+		d.Img("claims matrix", filepath.ToSlash(rel))
 	}
 
-	d.h(2, "Matrix")
-	t := table{header: append([]string{"claim"}, m.locks...)}
-	for _, c := range m.claims {
-		row := []cell{plain(c)}
-		for _, l := range m.locks {
-			rs := m.cells[[2]string{c, l}]
+	d.H(2, "Matrix")
+	t := Table{Header: append([]string{"claim"}, m.Locks...)}
+	for _, c := range m.Claims {
+		row := []Cell{Plain(c)}
+		for _, l := range m.Locks {
+			rs := m.Cells[[2]string{c, l}]
 			if len(rs) == 0 {
-				row = append(row, plain("—"))
+				row = append(row, Plain("—"))
 				continue
 			}
-			var spans []inline
+			var spans []Inline
 			for i, r := range rs {
 				if i > 0 {
-					spans = append(spans, txt("; "))
+					spans = append(spans, Txt("; "))
 				}
 				mark := "✅ "
 				if !r.Matched {
 					mark = "❌ "
 				}
-				spans = append(spans, txt(mark+classList(r.Expect)+" → "), bold(classList(r.Observed)))
+				spans = append(spans, Txt(mark+ClassList(r.Expect)+" → "), Bold(ClassList(r.Observed)))
 				if rt := r.rateText(); rt != "" {
-					spans = append(spans, txt(" ("+rt+")"))
+					spans = append(spans, Txt(" ("+rt+")"))
 				}
 				if r.Report != "" {
-					spans = append(spans, txt(" "), link("report", filepath.ToSlash(r.Report)))
+					spans = append(spans, Txt(" "), Link("report", filepath.ToSlash(r.Report)))
 				}
 			}
 			tone := -1
-			if cellMatched(rs) {
+			if CellMatched(rs) {
 				tone = 1
 			}
-			row = append(row, cell{spans: spans, tone: tone})
+			row = append(row, Cell{Spans: spans, Tone: tone})
 		}
-		t.rows = append(t.rows, row)
+		t.Rows = append(t.Rows, row)
 	}
-	d.tab(t)
+	d.Tab(t)
 
-	d.h(2, "Runs")
-	t = table{header: []string{"claim", "scenario", "lock", "expected", "observed", "matched", "rate", "note", "report"}}
+	d.H(2, "Runs")
+	t = Table{Header: []string{"claim", "scenario", "lock", "expected", "observed", "matched", "rate", "note", "report"}}
 	for _, r := range rows {
-		rep := plain("—")
+		rep := Plain("—")
 		if r.Report != "" {
-			rep = cell{spans: []inline{link(filepath.ToSlash(r.Report), filepath.ToSlash(r.Report))}}
+			rep = Cell{Spans: []Inline{Link(filepath.ToSlash(r.Report), filepath.ToSlash(r.Report))}}
 		}
-		t.rows = append(t.rows, []cell{
-			plain(r.Claim), plain(r.Scenario), plain(r.Lock), plain(classList(r.Expect)), plain(classList(r.Observed)),
-			toned(yesNo(r.Matched), r.Matched), plain(orDash(r.rateText())), plain(orDash(r.Note)), rep,
+		t.Rows = append(t.Rows, []Cell{
+			Plain(r.Claim), Plain(r.Scenario), Plain(r.Lock), Plain(ClassList(r.Expect)), Plain(ClassList(r.Observed)),
+			Toned(YesNo(r.Matched), r.Matched), Plain(OrDash(r.rateText())), Plain(OrDash(r.Note)), rep,
 		})
 	}
-	d.tab(t)
+	d.Tab(t)
 	return d
 }

@@ -27,17 +27,17 @@ const (
 // writeClaimsPNG draws the matrix: rows are claims, columns locks; a cell
 // is green when every run in it matched its expectation, red otherwise,
 // grey without runs, and shows the observed verdict and its rate.
-func writeClaimsPNG(path string, m *matrix) error {
+func writeClaimsPNG(path string, m *Matrix) error {
 	head := labelStyle(11, true, color.Black)
 	body := labelStyle(11, false, color.Black)
 	verdict := labelStyle(12, true, color.Black)
 	small := labelStyle(9.5, false, color.Gray{Y: 50})
 
 	// Column widths from the lock names, row heights from the wrapped claims.
-	colW := make([]float64, len(m.locks))
+	colW := make([]float64, len(m.Locks))
 	var headLines [][]string
 	headH := cpHeaderMin
-	for i, l := range m.locks {
+	for i, l := range m.Locks {
 		w := float64(head.Width(l)) + 2*cpPad
 		colW[i] = min(max(w, cpMinCol), cpMaxCol)
 		lines := wrap(head, l, colW[i]-2*cpPad)
@@ -50,11 +50,11 @@ func writeClaimsPNG(path string, m *matrix) error {
 		h     float64
 	}
 	var rows []rowLayout
-	for _, c := range m.claims {
+	for _, c := range m.Claims {
 		r := rowLayout{label: wrap(body, c, cpLabelWidth-2*cpPad)}
 		r.h = max(cpCellMin, float64(len(r.label))*cpLine+2*cpPad)
-		for i, l := range m.locks {
-			lines := cellLines(m.cells[[2]string{c, l}], small, colW[i]-2*cpPad)
+		for i, l := range m.Locks {
+			lines := cellLines(m.Cells[[2]string{c, l}], small, colW[i]-2*cpPad)
 			r.cells = append(r.cells, lines)
 			r.h = max(r.h, float64(len(lines))*cpLine+2*cpPad+4)
 		}
@@ -84,7 +84,7 @@ func writeClaimsPNG(path string, m *matrix) error {
 	grid := draw.LineStyle{Color: color.Gray{Y: 160}, Width: vg.Points(0.8)}
 	y := cpMargin + titleH
 	x := cpMargin + cpLabelWidth
-	for i := range m.locks {
+	for i := range m.Locks {
 		drawLines(&c, head, headLines[i], x+cpPad, y+cpPad, top)
 		x += colW[i]
 	}
@@ -94,12 +94,12 @@ func writeClaimsPNG(path string, m *matrix) error {
 	for ri, r := range rows {
 		drawLines(&c, body, r.label, cpMargin+cpPad, y+cpPad, top)
 		x := cpMargin + cpLabelWidth
-		for i, l := range m.locks {
-			rs := m.cells[[2]string{m.claims[ri], l}]
+		for i, l := range m.Locks {
+			rs := m.Cells[[2]string{m.Claims[ri], l}]
 			fill, edge := emptyCell, color.NRGBA{0xbb, 0xbb, 0xbb, 0xff}
 			if len(rs) > 0 {
 				fill, edge = badCell, badEdge
-				if cellMatched(rs) {
+				if CellMatched(rs) {
 					fill, edge = goodCell, goodEdge
 				}
 			}
@@ -131,11 +131,11 @@ func cellLines(rs []ClaimRow, sty text.Style, width float64) []string {
 	}
 	var obs []string
 	for _, r := range rs {
-		obs = append(obs, classList(r.Observed))
+		obs = append(obs, ClassList(r.Observed))
 	}
 	lines := []string{strings.Join(obs, " / ")}
 	for _, r := range rs {
-		s := "expected " + classList(r.Expect)
+		s := "expected " + ClassList(r.Expect)
 		if len(rs) > 1 {
 			s = r.Scenario + ": " + s
 		}

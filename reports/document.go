@@ -4,9 +4,9 @@ import (
 	"strings"
 )
 
-// A document is the content of a report, built once and rendered both as
+// A Document is the content of a report, built once and rendered both as
 // Markdown (report.md) and as HTML (report.html), so the two never drift.
-type document struct {
+type Document struct {
 	blocks []block
 }
 
@@ -20,14 +20,14 @@ type (
 	}
 	// para is a paragraph of inline spans; note marks it as a call-out.
 	para struct {
-		spans []inline
+		spans []Inline
 		note  bool
 	}
-	table struct {
-		header []string
-		rows   [][]cell
+	Table struct {
+		Header []string
+		Rows   [][]Cell
 	}
-	list struct{ items [][]inline }
+	list struct{ items [][]Inline }
 	// image refers to a file next to the report.
 	image struct{ alt, src string }
 	pre   struct{ text string }
@@ -35,50 +35,50 @@ type (
 
 func (heading) isBlock() {}
 func (para) isBlock()    {}
-func (table) isBlock()   {}
+func (Table) isBlock()   {}
 func (list) isBlock()    {}
 func (image) isBlock()   {}
 func (pre) isBlock()     {}
 
-// inline is a run of inline text: plain, bold, code, or a link.
-type inline struct {
+// Inline is a run of Inline text: plain, bold, code, or a link.
+type Inline struct {
 	text string
 	href string
 	bold bool
 	code bool
 }
 
-// cell is a table cell; good and bad tint it in HTML.
-type cell struct {
-	spans []inline
-	tone  int // 0 neutral, 1 good, -1 bad
+// Cell is a table Cell; good and bad tint it in HTML.
+type Cell struct {
+	Spans []Inline
+	Tone  int // 0 neutral, 1 good, -1 bad
 }
 
-func txt(s string) inline        { return inline{text: s} }
-func bold(s string) inline       { return inline{text: s, bold: true} }
-func code(s string) inline       { return inline{text: s, code: true} }
-func link(s, href string) inline { return inline{text: s, href: href} }
-func plain(s string) cell        { return cell{spans: []inline{txt(s)}} }
-func toned(s string, ok bool) cell {
+func Txt(s string) Inline        { return Inline{text: s} }
+func Bold(s string) Inline       { return Inline{text: s, bold: true} }
+func Code(s string) Inline       { return Inline{text: s, code: true} }
+func Link(s, href string) Inline { return Inline{text: s, href: href} }
+func Plain(s string) Cell        { return Cell{Spans: []Inline{Txt(s)}} }
+func Toned(s string, ok bool) Cell {
 	if ok {
-		return cell{spans: []inline{txt(s)}, tone: 1}
+		return Cell{Spans: []Inline{Txt(s)}, Tone: 1}
 	}
-	return cell{spans: []inline{bold(s)}, tone: -1}
+	return Cell{Spans: []Inline{Bold(s)}, Tone: -1}
 }
 
-func (d *document) h(level int, s string) { d.blocks = append(d.blocks, heading{level, s}) }
-func (d *document) p(spans ...inline)     { d.blocks = append(d.blocks, para{spans: spans}) }
-func (d *document) callout(spans ...inline) {
+func (d *Document) H(level int, s string) { d.blocks = append(d.blocks, heading{level, s}) }
+func (d *Document) P(spans ...Inline)     { d.blocks = append(d.blocks, para{spans: spans}) }
+func (d *Document) Callout(spans ...Inline) {
 	d.blocks = append(d.blocks, para{spans: spans, note: true})
 }
-func (d *document) ul(items ...[]inline)  { d.blocks = append(d.blocks, list{items}) }
-func (d *document) img(alt, src string)   { d.blocks = append(d.blocks, image{alt, src}) }
-func (d *document) preformatted(s string) { d.blocks = append(d.blocks, pre{s}) }
-func (d *document) tab(t table)           { d.blocks = append(d.blocks, t) }
-func item(spans ...inline) []inline       { return spans }
+func (d *Document) UL(items ...[]Inline)  { d.blocks = append(d.blocks, list{items}) }
+func (d *Document) Img(alt, src string)   { d.blocks = append(d.blocks, image{alt, src}) }
+func (d *Document) Preformatted(s string) { d.blocks = append(d.blocks, pre{s}) }
+func (d *Document) Tab(t Table)           { d.blocks = append(d.blocks, t) }
+func Item(spans ...Inline) []Inline       { return spans }
 
-// markdown renders the document as GitHub-flavoured Markdown.
-func (d *document) markdown() string {
+// Markdown renders the document as GitHub-flavoured Markdown.
+func (d *Document) Markdown() string {
 	var b strings.Builder
 	for _, bl := range d.blocks {
 		switch x := bl.(type) {
@@ -98,20 +98,20 @@ func (d *document) markdown() string {
 			b.WriteString("![" + mdEscape(x.alt) + "](" + x.src + ")\n\n")
 		case pre:
 			b.WriteString("```\n" + strings.TrimRight(x.text, "\n") + "\n```\n\n")
-		case table:
+		case Table:
 			b.WriteString("|")
-			for _, hd := range x.header {
+			for _, hd := range x.Header {
 				b.WriteString(" " + mdCell(mdEscape(hd)) + " |")
 			}
 			b.WriteString("\n|")
-			for range x.header {
+			for range x.Header {
 				b.WriteString("---|")
 			}
 			b.WriteString("\n")
-			for _, row := range x.rows {
+			for _, row := range x.Rows {
 				b.WriteString("|")
 				for _, c := range row {
-					b.WriteString(" " + mdCell(mdSpans(c.spans)) + " |")
+					b.WriteString(" " + mdCell(mdSpans(c.Spans)) + " |")
 				}
 				b.WriteString("\n")
 			}
@@ -121,7 +121,7 @@ func (d *document) markdown() string {
 	return b.String()
 }
 
-func mdSpans(spans []inline) string {
+func mdSpans(spans []Inline) string {
 	var b strings.Builder
 	for _, s := range spans {
 		t := mdEscape(s.text)

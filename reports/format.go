@@ -11,26 +11,26 @@ import (
 	"github.com/lockfault/lockfault/history"
 )
 
-// span is the time frame of a run: every time in a report is shown as
+// Span is the time frame of a run: every time in a report is shown as
 // seconds since t0 (the first event), and unhealed faults run to end.
-type span struct {
-	t0, end int64 // monotonic ns
+type Span struct {
+	t0, End int64 // monotonic ns
 }
 
-// runSpan finds the first and last instants of a run from its events,
+// RunSpan finds the first and last instants of a run from its events,
 // falling back to the checker's holds, faults and findings.
-func runSpan(events []history.Event, res *checker.Result) span {
-	var s span
+func RunSpan(events []history.Event, res *checker.Result) Span {
+	var s Span
 	first := true
 	see := func(t int64) {
 		if t == 0 {
 			return
 		}
 		if first {
-			s.t0, s.end, first = t, t, false
+			s.t0, s.End, first = t, t, false
 			return
 		}
-		s.t0, s.end = min(s.t0, t), max(s.end, t)
+		s.t0, s.End = min(s.t0, t), max(s.End, t)
 	}
 	for _, e := range events {
 		see(e.Time)
@@ -52,22 +52,22 @@ func runSpan(events []history.Event, res *checker.Result) span {
 	return s
 }
 
-// sec converts a monotonic time to seconds since the start of the run.
-func (s span) sec(t int64) float64 { return float64(t-s.t0) / 1e9 }
+// Sec converts a monotonic time to seconds since the start of the run.
+func (s Span) Sec(t int64) float64 { return float64(t-s.t0) / 1e9 }
 
 // secs formats a monotonic time as seconds since the start of the run.
-func (s span) secs(t int64) string { return fmt.Sprintf("%.3f", s.sec(t)) }
+func (s Span) secs(t int64) string { return fmt.Sprintf("%.3f", s.Sec(t)) }
 
-// windowEnd is a fault window's end, or the end of the run if unhealed.
-func (s span) windowEnd(w checker.Window) int64 {
+// WindowEnd is a fault window's end, or the end of the run if unhealed.
+func (s Span) WindowEnd(w checker.Window) int64 {
 	if w.End == 0 {
-		return s.end
+		return s.End
 	}
 	return w.End
 }
 
-// dur formats nanoseconds as a rounded duration.
-func dur(ns int64) string {
+// Dur formats nanoseconds as a rounded duration.
+func Dur(ns int64) string {
 	d := time.Duration(ns)
 	switch {
 	case d == 0:
@@ -80,32 +80,32 @@ func dur(ns int64) string {
 	return d.Round(100 * time.Millisecond).String()
 }
 
-// faultName names a fault window, with its target if any.
-func faultName(w checker.Window) string {
+// FaultName names a fault window, with its target if any.
+func FaultName(w checker.Window) string {
 	if w.Target == "" {
 		return w.Fault
 	}
 	return w.Fault + "(" + w.Target + ")"
 }
 
-// classList renders observed classes; nothing observed reads as safe.
-func classList(cs []string) string {
+// ClassList renders observed classes; nothing observed reads as safe.
+func ClassList(cs []string) string {
 	if len(cs) == 0 {
 		return checker.ClassSafe
 	}
 	return strings.Join(cs, ", ")
 }
 
-// verdictOf is the verdict of a result, or a note when there is none.
-func verdictOf(res *checker.Result) string {
+// VerdictOf is the verdict of a result, or a note when there is none.
+func VerdictOf(res *checker.Result) string {
 	if res == nil || res.Verdict == "" {
 		return "none (no result)"
 	}
 	return res.Verdict
 }
 
-// yesNo renders a match.
-func yesNo(ok bool) string {
+// YesNo renders a match.
+func YesNo(ok bool) string {
 	if ok {
 		return "yes"
 	}
@@ -142,9 +142,9 @@ func splitNum(s string) (string, int) {
 	return s[:i], n
 }
 
-// clients lists every client named in a history or in the checker's holds,
+// Clients lists every client named in a history or in the checker's holds,
 // in natural order.
-func clients(events []history.Event, res *checker.Result) []string {
+func Clients(events []history.Event, res *checker.Result) []string {
 	seen := map[string]bool{}
 	for _, e := range events {
 		switch e.Kind {
@@ -173,14 +173,14 @@ func clients(events []history.Event, res *checker.Result) []string {
 	return out
 }
 
-// cycleStart is one "note cycle" event.
-type cycleStart struct {
-	n int
-	t int64
+// CycleStart is one "note cycle" event.
+type CycleStart struct {
+	N int
+	T int64
 }
 
-// cycles lists the cycle starts of a history, numbered from 1 in time order.
-func cycles(events []history.Event) []cycleStart {
+// Cycles lists the cycle starts of a history, numbered from 1 in time order.
+func Cycles(events []history.Event) []CycleStart {
 	var ts []int64
 	for _, e := range events {
 		if e.Kind == history.Note && e.Op == "cycle" {
@@ -188,9 +188,9 @@ func cycles(events []history.Event) []cycleStart {
 		}
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i] < ts[j] })
-	out := make([]cycleStart, len(ts))
+	out := make([]CycleStart, len(ts))
 	for i, t := range ts {
-		out[i] = cycleStart{n: i + 1, t: t}
+		out[i] = CycleStart{N: i + 1, T: t}
 	}
 	return out
 }

@@ -16,9 +16,9 @@ code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px}pre{ba
 blockquote{border-left:4px solid #e0a000;background:#fff8e5;margin:1em 0;padding:.5em 1em}
 img{max-width:100%;border:1px solid #ddd}`
 
-// html renders the document as a self-contained page: images found in dir
+// HTML renders the document as a self-contained page: images found in dir
 // are embedded as data URIs, so the page can be mailed or attached alone.
-func (d *document) html(title, dir string) string {
+func (d *Document) HTML(title, dir string) string {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>")
 	b.WriteString(html.EscapeString(title))
@@ -48,16 +48,16 @@ func (d *document) html(title, dir string) string {
 			b.WriteString("<p><a href=\"" + html.EscapeString(x.src) + "\"><img alt=\"" + html.EscapeString(x.alt) + "\" src=\"" + src + "\"></a></p>\n")
 		case pre:
 			b.WriteString("<pre>" + html.EscapeString(x.text) + "</pre>\n")
-		case table:
+		case Table:
 			b.WriteString("<table>\n<tr>")
-			for _, hd := range x.header {
+			for _, hd := range x.Header {
 				b.WriteString("<th>" + html.EscapeString(hd) + "</th>")
 			}
 			b.WriteString("</tr>\n")
-			for _, row := range x.rows {
+			for _, row := range x.Rows {
 				b.WriteString("<tr>")
 				for _, c := range row {
-					switch c.tone {
+					switch c.Tone {
 					case 1:
 						b.WriteString(`<td class="good">`)
 					case -1:
@@ -65,7 +65,7 @@ func (d *document) html(title, dir string) string {
 					default:
 						b.WriteString("<td>")
 					}
-					b.WriteString(htmlSpans(c.spans) + "</td>")
+					b.WriteString(htmlSpans(c.Spans) + "</td>")
 				}
 				b.WriteString("</tr>\n")
 			}
@@ -76,7 +76,7 @@ func (d *document) html(title, dir string) string {
 	return b.String()
 }
 
-func htmlSpans(spans []inline) string {
+func htmlSpans(spans []Inline) string {
 	var b strings.Builder
 	for _, s := range spans {
 		t := html.EscapeString(s.text)

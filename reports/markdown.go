@@ -19,59 +19,59 @@ const (
 
 // runDocument builds the content of report.md and report.html. have names
 // the files present in the report directory, for the links.
-func runDocument(meta Meta, events []history.Event, res *checker.Result, have map[string]bool) *document {
-	d := &document{}
-	sp := runSpan(events, res)
+func runDocument(meta Meta, events []history.Event, res *checker.Result, have map[string]bool) *Document {
+	d := &Document{}
+	sp := RunSpan(events, res)
 	r := res
 	if r == nil {
 		r = &checker.Result{}
 	}
 
-	d.h(1, fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Label()))
+	d.H(1, fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Label()))
 	if meta.Interrupted {
-		d.callout(bold("Interrupted."), txt(" The run was cut short (Ctrl-C): everything below covers only the part of the run before it stopped."))
+		d.Callout(Bold("Interrupted."), Txt(" The run was cut short (Ctrl-C): everything below covers only the part of the run before it stopped."))
 	}
 	if meta.Error != "" {
-		d.callout(bold("Harness error:"), txt(" "+meta.Error), txt(" — the test itself failed, so the verdict below may not say anything about the lock."))
+		d.Callout(Bold("Harness error:"), Txt(" "+meta.Error), Txt(" — the test itself failed, so the verdict below may not say anything about the lock."))
 	}
 	if meta.Claim != "" {
-		d.p(bold("Claim:"), txt(" "+meta.Claim))
+		d.P(Bold("Claim:"), Txt(" "+meta.Claim))
 	}
 	if meta.Description != "" {
-		d.p(txt(meta.Description))
+		d.P(Txt(meta.Description))
 	}
 
-	d.h(2, "Verdict")
-	d.p(txt(verdictSentence(meta, r)))
-	exp := classList(meta.Expect)
+	d.H(2, "Verdict")
+	d.P(Txt(verdictSentence(meta, r)))
+	exp := ClassList(meta.Expect)
 	if len(meta.Allow) > 0 {
 		exp += " (tolerated: " + strings.Join(meta.Allow, ", ") + ")"
 	}
-	d.tab(table{header: []string{"", ""}, rows: [][]cell{
-		{plain("observed verdict"), {spans: []inline{bold(verdictOf(res))}}},
-		{plain("all classes observed"), plain(classList(r.Observed))},
-		{plain("expected"), plain(exp)},
-		{plain("matched"), toned(yesNo(meta.Matched)+" — "+meta.Why, meta.Matched)},
-		{plain("linearizability of the critical sections (porcupine)"), plain(orDash(r.Linearizable))},
+	d.Tab(Table{Header: []string{"", ""}, Rows: [][]Cell{
+		{Plain("observed verdict"), {Spans: []Inline{Bold(VerdictOf(res))}}},
+		{Plain("all classes observed"), Plain(ClassList(r.Observed))},
+		{Plain("expected"), Plain(exp)},
+		{Plain("matched"), Toned(YesNo(meta.Matched)+" — "+meta.Why, meta.Matched)},
+		{Plain("linearizability of the critical sections (porcupine)"), Plain(OrDash(r.Linearizable))},
 	}})
 	if ev := r.Evidence; ev != nil {
-		d.p(bold("Evidence:"), txt(" "+ev.Text()+"."))
+		d.P(Bold("Evidence:"), Txt(" "+ev.Text()+"."))
 		if len(ev.Missing) > 0 {
-			var items [][]inline
+			var items [][]Inline
 			for _, m := range ev.Missing {
-				items = append(items, item(txt(m)))
+				items = append(items, Item(Txt(m)))
 			}
-			d.ul(items...)
+			d.UL(items...)
 		}
 	}
 
 	if have[FileTimeline] {
-		d.h(2, "Timeline")
-		d.p(txt("One lane per client. Bars are holds of the lock (acquired → released, expired or crashed); " +
+		d.H(2, "Timeline")
+		d.P(Txt("One lane per client. Bars are holds of the lock (acquired → released, expired or crashed); " +
 			"a thin pale bar after a hold means the client still touched the resource after its hold had ended. " +
 			"Shaded vertical bands are fault windows. Red marks two clients holding the lock at once, orange an overlap " +
 			"that fencing made harmless, a red ✕ a lost update. Dashed lines are cycle starts."))
-		d.img("timeline", FileTimeline)
+		d.Img("timeline", FileTimeline)
 	}
 
 	findingsSection(d, sp, r)
@@ -80,8 +80,8 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 	faultsSection(d, sp, meta, r)
 	effectsSection(d, sp, events)
 
-	d.h(2, "Files")
-	var items [][]inline
+	d.H(2, "Files")
+	var items [][]Inline
 	for _, f := range []struct{ name, what string }{
 		{FileTimeline, "the timeline picture"},
 		{FileLinearize, "porcupine's view of the critical sections (open in a browser; fault windows are annotated)"},
@@ -91,22 +91,22 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 		{FileMarkdown, "this report"},
 	} {
 		if have[f.name] {
-			items = append(items, item(link(f.name, f.name), txt(" — "+f.what)))
+			items = append(items, Item(Link(f.name, f.name), Txt(" — "+f.what)))
 		}
 	}
-	d.ul(items...)
+	d.UL(items...)
 
-	d.h(2, "Run")
-	run := [][]cell{
-		{plain("run id"), plain(orDash(meta.RunID))},
-		{plain("backend"), plain(orDash(meta.Backend))},
-		{plain("seed"), plain(fmt.Sprint(meta.Seed))},
+	d.H(2, "Run")
+	run := [][]Cell{
+		{Plain("run id"), Plain(OrDash(meta.RunID))},
+		{Plain("backend"), Plain(OrDash(meta.Backend))},
+		{Plain("seed"), Plain(fmt.Sprint(meta.Seed))},
 	}
 	if !meta.Started.IsZero() {
-		run = append(run, []cell{plain("started"), plain(meta.Started.Format(time.RFC3339))})
+		run = append(run, []Cell{Plain("started"), Plain(meta.Started.Format(time.RFC3339))})
 	}
-	run = append(run, []cell{plain("duration"), plain(meta.Duration.Round(time.Millisecond).String())})
-	d.tab(table{header: []string{"", ""}, rows: run})
+	run = append(run, []Cell{Plain("duration"), Plain(meta.Duration.Round(time.Millisecond).String())})
+	d.Tab(Table{Header: []string{"", ""}, Rows: run})
 	return d
 }
 
@@ -121,11 +121,11 @@ func verdictSentence(meta Meta, r *checker.Result) string {
 	case checker.ClassSafe:
 		s = "Nothing went wrong: no two clients held the lock at once, no update was lost, and the lock never got stuck."
 	default:
-		n := countClasses(r.Findings)
+		n := CountClasses(r.Findings)
 		var parts []string
 		for _, c := range checker.Classes {
 			if n[c] > 0 {
-				parts = append(parts, plural(n[c], c+" finding"))
+				parts = append(parts, Plural(n[c], c+" finding"))
 			}
 		}
 		s = "The checker found " + strings.Join(parts, ", ") + "."
@@ -144,10 +144,10 @@ func verdictSentence(meta Meta, r *checker.Result) string {
 	return s + " This is NOT what the scenario expected: " + meta.Why + "."
 }
 
-func findingsSection(d *document, sp span, r *checker.Result) {
-	d.h(2, fmt.Sprintf("Findings (%d)", len(r.Findings)))
+func findingsSection(d *Document, sp Span, r *checker.Result) {
+	d.H(2, fmt.Sprintf("Findings (%d)", len(r.Findings)))
 	if len(r.Findings) == 0 {
-		d.p(txt("None."))
+		d.P(Txt("None."))
 		return
 	}
 	groups := findingsByKey(r.Findings)
@@ -162,7 +162,7 @@ func findingsSection(d *document, sp span, r *checker.Result) {
 		if g.key != "" {
 			name = "key " + g.key
 		}
-		d.h(3, fmt.Sprintf("%s (%s)", name, plural(len(g.findings), "finding")))
+		d.H(3, fmt.Sprintf("%s (%s)", name, Plural(len(g.findings), "finding")))
 		findingsTable(d, sp, g.findings)
 	}
 }
@@ -190,8 +190,8 @@ func findingsByKey(fs []checker.Finding) []keyGroup {
 	return out
 }
 
-func findingsTable(d *document, sp span, fs []checker.Finding) {
-	t := table{header: []string{"#", "class", "kind", "clients", "leases", "from (s)", "to (s)", "length", "cycle", "faults around", "what happened"}}
+func findingsTable(d *Document, sp Span, fs []checker.Finding) {
+	t := Table{Header: []string{"#", "class", "kind", "clients", "leases", "from (s)", "to (s)", "length", "cycle", "faults around", "what happened"}}
 	for i, f := range fs {
 		if i == maxFindingRows {
 			break
@@ -200,23 +200,23 @@ func findingsTable(d *document, sp span, fs []checker.Finding) {
 		if f.Cycle > 0 {
 			cyc = fmt.Sprint(f.Cycle)
 		}
-		t.rows = append(t.rows, []cell{
-			plain(fmt.Sprint(i + 1)),
-			{spans: []inline{bold(f.Class)}, tone: classTone(f.Class)},
-			plain(orDash(f.Kind)),
-			plain(orDash(strings.Join(f.Clients, ", "))),
-			plain(orDash(strings.Join(f.Leases, ", "))),
-			plain(sp.secs(f.From)),
-			plain(sp.secs(f.To)),
-			plain(dur(f.To - f.From)),
-			plain(cyc),
-			plain(orDash(strings.Join(f.Faults, ", "))),
-			{spans: []inline{bold(headline(f)), txt(" " + f.Detail)}},
+		t.Rows = append(t.Rows, []Cell{
+			Plain(fmt.Sprint(i + 1)),
+			{Spans: []Inline{Bold(f.Class)}, Tone: classTone(f.Class)},
+			Plain(OrDash(f.Kind)),
+			Plain(OrDash(strings.Join(f.Clients, ", "))),
+			Plain(OrDash(strings.Join(f.Leases, ", "))),
+			Plain(sp.secs(f.From)),
+			Plain(sp.secs(f.To)),
+			Plain(Dur(f.To - f.From)),
+			Plain(cyc),
+			Plain(OrDash(strings.Join(f.Faults, ", "))),
+			{Spans: []Inline{Bold(headline(f)), Txt(" " + f.Detail)}},
 		})
 	}
-	d.tab(t)
+	d.Tab(t)
 	if rest := len(fs) - maxFindingRows; rest > 0 {
-		d.p(txt(fmt.Sprintf("… and %d more findings, not shown here (all of them are in report.json).", rest)))
+		d.P(Txt(fmt.Sprintf("… and %d more findings, not shown here (all of them are in report.json).", rest)))
 	}
 }
 
@@ -253,43 +253,43 @@ func classTone(c string) int {
 	return 0
 }
 
-func cyclesSection(d *document, sp span, events []history.Event, r *checker.Result) {
-	cs := cycles(events)
+func cyclesSection(d *Document, sp Span, events []history.Event, r *checker.Result) {
+	cs := Cycles(events)
 	if len(cs) == 0 {
 		return
 	}
-	d.h(2, "Per cycle")
+	d.H(2, "Per cycle")
 	var rates []string
 	for _, c := range r.Observed {
 		hits, of := r.Rate(c)
 		rates = append(rates, fmt.Sprintf("%s in %d/%d cycles", c, hits, of))
 	}
 	if len(rates) > 0 {
-		d.p(txt("Observed " + strings.Join(rates, "; ") + "."))
+		d.P(Txt("Observed " + strings.Join(rates, "; ") + "."))
 	}
-	t := table{header: []string{"cycle", "starts at (s)", "faults", "observed"}}
+	t := Table{Header: []string{"cycle", "starts at (s)", "faults", "observed"}}
 	for i, c := range cs {
 		if i == maxCycleRows {
 			break
 		}
 		var faults []string
 		for _, w := range r.Faults {
-			if cycleAt(cs, w.Start) == c.n {
-				faults = append(faults, faultName(w))
+			if cycleAt(cs, w.Start) == c.N {
+				faults = append(faults, FaultName(w))
 			}
 		}
 		var obs []string
 		if i < len(r.CycleObserved) {
 			obs = r.CycleObserved[i]
 		}
-		t.rows = append(t.rows, []cell{
-			plain(fmt.Sprint(c.n)), plain(sp.secs(c.t)), plain(orDash(strings.Join(faults, ", "))),
-			{spans: []inline{txt(classList(obs))}, tone: cycleTone(obs)},
+		t.Rows = append(t.Rows, []Cell{
+			Plain(fmt.Sprint(c.N)), Plain(sp.secs(c.T)), Plain(OrDash(strings.Join(faults, ", "))),
+			{Spans: []Inline{Txt(ClassList(obs))}, Tone: cycleTone(obs)},
 		})
 	}
-	d.tab(t)
+	d.Tab(t)
 	if rest := len(cs) - maxCycleRows; rest > 0 {
-		d.p(txt(fmt.Sprintf("… and %d more cycles (see report.json, result.cycle_observed).", rest)))
+		d.P(Txt(fmt.Sprintf("… and %d more cycles (see report.json, result.cycle_observed).", rest)))
 	}
 }
 
@@ -304,46 +304,46 @@ func cycleTone(obs []string) int {
 
 // cycleAt numbers the cycle a time falls in, as the checker does (0: before
 // the first cycle).
-func cycleAt(cs []cycleStart, t int64) int {
+func cycleAt(cs []CycleStart, t int64) int {
 	n := 0
 	for _, c := range cs {
-		if t >= c.t {
-			n = c.n
+		if t >= c.T {
+			n = c.N
 		}
 	}
 	return n
 }
 
-func statsSection(d *document, events []history.Event, r *checker.Result) {
+func statsSection(d *Document, events []history.Event, r *checker.Result) {
 	s := r.Stats
-	d.h(2, "Statistics")
-	rows := [][]cell{
-		{plain("acquire attempts"), plain(fmt.Sprint(s.Acquires))},
-		{plain("grants (acquire succeeded)"), plain(fmt.Sprint(s.Grants))},
-		{plain("acquires refused / outcome unknown"), plain(fmt.Sprintf("%d / %d", s.Fails, s.Unknown))},
-		{plain("critical sections completed"), plain(fmt.Sprint(s.CriticalSecs))},
-		{plain("resource accesses refused by fencing"), plain(fmt.Sprint(s.Rejected))},
-		{plain("acquire latency mean / p99"), plain(dur(s.MeanAcquireNs) + " / " + dur(s.P99AcquireNs))},
-		{plain("longest time nobody held the lock while clients tried"), plain(dur(s.MaxUnavailable))},
-		{plain("availability penalty (fault start → next grant)"), plain(penaltyText(r))},
+	d.H(2, "Statistics")
+	rows := [][]Cell{
+		{Plain("acquire attempts"), Plain(fmt.Sprint(s.Acquires))},
+		{Plain("grants (acquire succeeded)"), Plain(fmt.Sprint(s.Grants))},
+		{Plain("acquires refused / outcome unknown"), Plain(fmt.Sprintf("%d / %d", s.Fails, s.Unknown))},
+		{Plain("critical sections completed"), Plain(fmt.Sprint(s.CriticalSecs))},
+		{Plain("resource accesses refused by fencing"), Plain(fmt.Sprint(s.Rejected))},
+		{Plain("acquire latency mean / p99"), Plain(Dur(s.MeanAcquireNs) + " / " + Dur(s.P99AcquireNs))},
+		{Plain("longest time nobody held the lock while clients tried"), Plain(Dur(s.MaxUnavailable))},
+		{Plain("availability penalty (fault start → next grant)"), Plain(penaltyText(r))},
 	}
 	if len(r.Stalls) > 0 {
-		rows = append(rows, []cell{plain("the harness's own path stalled, no fault on (path-slow notes)"), plain(stallText(r.Stalls))})
+		rows = append(rows, []Cell{Plain("the harness's own path stalled, no fault on (path-slow notes)"), Plain(stallText(r.Stalls))})
 	}
 	writes := acceptedWrites(events)
 	val := fmt.Sprintf("%d, after %d accepted writes", s.FinalValue, writes)
 	tone := 0
 	if writes > 0 {
 		if lost := writes - s.FinalValue; lost > 0 {
-			val += fmt.Sprintf(": %s lost", plural(int(lost), "increment"))
+			val += fmt.Sprintf(": %s lost", Plural(int(lost), "increment"))
 			tone = -1
 		} else {
 			val += ": none lost"
 			tone = 1
 		}
 	}
-	rows = append(rows, []cell{plain("final counter value"), {spans: []inline{txt(val)}, tone: tone}})
-	d.tab(table{header: []string{"measure", "value"}, rows: rows})
+	rows = append(rows, []Cell{Plain("final counter value"), {Spans: []Inline{Txt(val)}, Tone: tone}})
+	d.Tab(Table{Header: []string{"measure", "value"}, Rows: rows})
 }
 
 // acceptedWrites counts the writes the resource accepted: each critical
@@ -367,7 +367,7 @@ func stallText(ws []checker.Window) string {
 		mx, end = max(mx, w.End-w.Start), max(end, w.End)
 	}
 	total := checker.Stalled(ws, ws[0].Start, end)
-	return fmt.Sprintf("%s, %s in all, the longest %s", plural(len(ws), "stall"), dur(total), dur(mx))
+	return fmt.Sprintf("%s, %s in all, the longest %s", Plural(len(ws), "stall"), Dur(total), Dur(mx))
 }
 
 func penaltyText(r *checker.Result) string {
@@ -380,7 +380,7 @@ func penaltyText(r *checker.Result) string {
 	if len(ps) == len(r.Faults) && len(ps) <= 10 {
 		var parts []string
 		for i, p := range ps {
-			parts = append(parts, faultName(r.Faults[i])+" "+dur(p))
+			parts = append(parts, FaultName(r.Faults[i])+" "+Dur(p))
 		}
 		return strings.Join(parts, ", ")
 	}
@@ -389,41 +389,41 @@ func penaltyText(r *checker.Result) string {
 		sum += p
 		mx = max(mx, p)
 	}
-	return fmt.Sprintf("mean %s, max %s over %d faults", dur(sum/int64(len(ps))), dur(mx), len(ps))
+	return fmt.Sprintf("mean %s, max %s over %d faults", Dur(sum/int64(len(ps))), Dur(mx), len(ps))
 }
 
-func faultsSection(d *document, sp span, meta Meta, r *checker.Result) {
-	d.h(2, "Faults")
+func faultsSection(d *Document, sp Span, meta Meta, r *checker.Result) {
+	d.H(2, "Faults")
 	if len(meta.Schedule) > 0 {
-		d.p(txt("The schedule:"))
-		d.preformatted(strings.Join(meta.Schedule, "\n"))
+		d.P(Txt("The schedule:"))
+		d.Preformatted(strings.Join(meta.Schedule, "\n"))
 	}
 	if len(r.Faults) == 0 {
-		d.p(txt("No fault was injected."))
+		d.P(Txt("No fault was injected."))
 		return
 	}
-	d.p(txt("What was injected, as the history recorded it:"))
-	t := table{header: []string{"fault", "target", "start (s)", "end (s)", "length"}}
+	d.P(Txt("What was injected, as the history recorded it:"))
+	t := Table{Header: []string{"fault", "target", "start (s)", "end (s)", "length"}}
 	for i, w := range r.Faults {
 		if i == maxWindowRows {
 			break
 		}
-		end, length := "unhealed", dur(sp.end-w.Start)+" (to the end)"
+		end, length := "unhealed", Dur(sp.End-w.Start)+" (to the end)"
 		if w.End != 0 {
-			end, length = sp.secs(w.End), dur(w.End-w.Start)
+			end, length = sp.secs(w.End), Dur(w.End-w.Start)
 		}
-		t.rows = append(t.rows, []cell{plain(w.Fault), plain(orDash(w.Target)), plain(sp.secs(w.Start)), plain(end), plain(length)})
+		t.Rows = append(t.Rows, []Cell{Plain(w.Fault), Plain(OrDash(w.Target)), Plain(sp.secs(w.Start)), Plain(end), Plain(length)})
 	}
-	d.tab(t)
+	d.Tab(t)
 	if rest := len(r.Faults) - maxWindowRows; rest > 0 {
-		d.p(txt(fmt.Sprintf("… and %d more fault windows (see report.json).", rest)))
+		d.P(Txt(fmt.Sprintf("… and %d more fault windows (see report.json).", rest)))
 	}
 }
 
 // effectsSection says, per fault step, what was seen of its effect (the
 // runner's effect notes, and the steps that never reached the lock).
-func effectsSection(d *document, sp span, events []history.Event) {
-	t := table{header: []string{"at (s)", "cycle", "fault", "target", "effect", "what was seen"}}
+func effectsSection(d *Document, sp Span, events []history.Event) {
+	t := Table{Header: []string{"at (s)", "cycle", "fault", "target", "effect", "what was seen"}}
 	n := 0
 	for _, e := range events {
 		if e.Kind != history.Note {
@@ -446,29 +446,29 @@ func effectsSection(d *document, sp span, events []history.Event) {
 		if n > maxWindowRows {
 			continue
 		}
-		t.rows = append(t.rows, []cell{plain(sp.secs(e.Time)), plain(fmt.Sprint(e.Cycle)), plain(orDash(e.Fault)), plain(orDash(e.Target)),
-			toned(verdict, e.Op == checker.NoteEffect), plain(e.Detail)})
+		t.Rows = append(t.Rows, []Cell{Plain(sp.secs(e.Time)), Plain(fmt.Sprint(e.Cycle)), Plain(OrDash(e.Fault)), Plain(OrDash(e.Target)),
+			Toned(verdict, e.Op == checker.NoteEffect), Plain(e.Detail)})
 	}
 	if n == 0 {
 		return
 	}
-	d.h(3, "What each fault step was seen to do")
-	d.p(txt("Right after each step was applied the harness read its effect back (a stopped process, a pid gone, a role, a node's TIME, connections open on a link). " +
+	d.H(3, "What each fault step was seen to do")
+	d.P(Txt("Right after each step was applied the harness read its effect back (a stopped process, a pid gone, a role, a node's TIME, connections open on a link). " +
 		"A step whose effect was not seen leaves its cycle without evidence."))
-	d.tab(t)
+	d.Tab(t)
 	if rest := n - maxWindowRows; rest > 0 {
-		d.p(txt(fmt.Sprintf("… and %d more steps (see history.jsonl).", rest)))
+		d.P(Txt(fmt.Sprintf("… and %d more steps (see history.jsonl).", rest)))
 	}
 }
 
-func orDash(s string) string {
+func OrDash(s string) string {
 	if s == "" {
 		return "—"
 	}
 	return s
 }
 
-func plural(n int, what string) string {
+func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}

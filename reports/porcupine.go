@@ -207,7 +207,7 @@ func writeLinearizability(path string, events []history.Event, res *checker.Resu
 // is which client.
 func annotations(events []history.Event, res *checker.Result, wins []window, summary string) []porcupine.Annotation {
 	var out []porcupine.Annotation
-	sp := runSpan(events, res)
+	sp := RunSpan(events, res)
 	type iv struct{ a, b int64 }
 	var shown []iv
 	for _, w := range wins {
@@ -233,28 +233,28 @@ func annotations(events []history.Event, res *checker.Result, wins []window, sum
 			desc += " key " + w.seg.Key
 		}
 		out = append(out, porcupine.Annotation{Tag: "stretches", Start: w.seg.From, End: w.seg.To, Description: desc,
-			Details: fmt.Sprintf("%s: %d sections from %.3f s to %.3f s, starting from value %s (%s)", desc, len(w.ops), sp.sec(w.seg.From), sp.sec(w.seg.To), initOf(w.seg), w.tag)})
+			Details: fmt.Sprintf("%s: %d sections from %.3f s to %.3f s, starting from value %s (%s)", desc, len(w.ops), sp.Sec(w.seg.From), sp.Sec(w.seg.To), initOf(w.seg), w.tag)})
 	}
-	for _, c := range cycles(events) {
-		if visible(c.t, c.t) {
-			out = append(out, porcupine.Annotation{Tag: "cycles", Start: c.t, Description: fmt.Sprintf("cycle %d", c.n)})
+	for _, c := range Cycles(events) {
+		if visible(c.T, c.T) {
+			out = append(out, porcupine.Annotation{Tag: "cycles", Start: c.T, Description: fmt.Sprintf("cycle %d", c.N)})
 		}
 	}
 	if res == nil {
 		return out
 	}
 	for _, w := range res.Faults {
-		end := sp.windowEnd(w)
+		end := sp.WindowEnd(w)
 		if !visible(w.Start, end) {
 			continue
 		}
-		details := fmt.Sprintf("%s from %.3f s to %.3f s", faultName(w), sp.sec(w.Start), sp.sec(end))
+		details := fmt.Sprintf("%s from %.3f s to %.3f s", FaultName(w), sp.Sec(w.Start), sp.Sec(end))
 		if w.End == 0 {
 			details += " (never healed)"
 		}
 		out = append(out, porcupine.Annotation{
-			Tag: "fault " + faultName(w), Start: w.Start, End: end,
-			Description: faultName(w), Details: details, BackgroundColor: "#fde9a9",
+			Tag: "fault " + FaultName(w), Start: w.Start, End: end,
+			Description: FaultName(w), Details: details, BackgroundColor: "#fde9a9",
 		})
 	}
 	for _, h := range res.Holds {
@@ -271,13 +271,13 @@ func annotations(events []history.Event, res *checker.Result, wins []window, sum
 		}
 		out = append(out, porcupine.Annotation{
 			Tag: tag, Start: h.Start, End: h.End, Description: desc,
-			Details:         fmt.Sprintf("%s held the lock%s from %.3f s to %.3f s (%s)", h.Process, onKey(h.Key), sp.sec(h.Start), sp.sec(h.End), h.EndReason),
+			Details:         fmt.Sprintf("%s held the lock%s from %.3f s to %.3f s (%s)", h.Process, onKey(h.Key), sp.Sec(h.Start), sp.Sec(h.End), h.EndReason),
 			BackgroundColor: "#cfe0f5",
 		})
 		if h.LastAccess > h.End {
 			out = append(out, porcupine.Annotation{
 				Tag: tag, Start: h.End, End: h.LastAccess, Description: "stale",
-				Details:         fmt.Sprintf("%s touched the resource %s after its hold ended", h.Process, dur(h.LastAccess-h.End)),
+				Details:         fmt.Sprintf("%s touched the resource %s after its hold ended", h.Process, Dur(h.LastAccess-h.End)),
 				BackgroundColor: "#f3d0d0",
 			})
 		}

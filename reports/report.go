@@ -108,9 +108,9 @@ func Write(dir string, meta Meta, events []history.Event, res *checker.Result) e
 	have[FileJSON], have[FileMarkdown], have[FileHTML] = true, true, true
 	doc := runDocument(meta, evs, res, have)
 
-	try(FileMarkdown, func(p string) error { return os.WriteFile(p, []byte(doc.markdown()), 0o644) })
+	try(FileMarkdown, func(p string) error { return os.WriteFile(p, []byte(doc.Markdown()), 0o644) })
 	title := fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Lock)
-	try(FileHTML, func(p string) error { return os.WriteFile(p, []byte(doc.html(title, dir)), 0o644) })
+	try(FileHTML, func(p string) error { return os.WriteFile(p, []byte(doc.HTML(title, dir)), 0o644) })
 	files = append(files, FileJSON)
 	sort.Strings(files)
 	if err := writeJSON(filepath.Join(dir, FileJSON), meta, res, files); err != nil {
@@ -140,7 +140,7 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 	if res != nil {
 		observed = res.Observed
 	}
-	fmt.Fprintf(&b, "verdict:  %s (observed: %s)\n", verdictOf(res), classList(observed))
+	fmt.Fprintf(&b, "verdict:  %s (observed: %s)\n", VerdictOf(res), ClassList(observed))
 	if res != nil && res.Reason != "" {
 		fmt.Fprintf(&b, "unknown:  %s\n", res.Reason)
 	}
@@ -154,7 +154,7 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 			fmt.Fprintf(&b, "evidence: %s\n", ev.Text())
 		}
 	}
-	exp := classList(meta.Expect)
+	exp := ClassList(meta.Expect)
 	if len(meta.Allow) > 0 {
 		exp += " (tolerated: " + strings.Join(meta.Allow, ", ") + ")"
 	}
@@ -165,7 +165,7 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 		fmt.Fprintf(&b, "match:    NO, %s\n", meta.Why)
 	}
 	if res != nil {
-		n := countClasses(res.Findings)
+		n := CountClasses(res.Findings)
 		s := res.Stats
 		fmt.Fprintf(&b, "counts:   %d grants, %d critical sections, %d overlaps, %d corruption, %d fenced, %d stuck",
 			s.Grants, s.CriticalSecs, n[checker.ClassOverlap], n[checker.ClassCorruption], n[checker.ClassFenced], n[checker.ClassStuck])
@@ -190,8 +190,8 @@ func Summary(dir string, meta Meta, res *checker.Result) string {
 	return b.String()
 }
 
-// countClasses counts findings per class.
-func countClasses(fs []checker.Finding) map[string]int {
+// CountClasses counts findings per class.
+func CountClasses(fs []checker.Finding) map[string]int {
 	n := map[string]int{}
 	for _, f := range fs {
 		n[f.Class]++

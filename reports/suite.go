@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/lockfault/lockfault/card"
-	"github.com/lockfault/lockfault/checker"
 )
 
 // Files of a suite folder (reports/suite/<lock>/<run-id>/).
@@ -18,16 +17,6 @@ const (
 	FileSuitePNG      = "suite.png"
 	FileJUnit         = "junit.xml"
 )
-
-// FindingSentence is a finding in one line, as the card and a failing
-// test show it: what kind of thing happened, then the details.
-func FindingSentence(f checker.Finding) string {
-	s := headline(f)
-	if f.Detail != "" {
-		s += " " + f.Detail
-	}
-	return s
-}
 
 // WriteCard writes a lock's report card into dir: suite.md, suite.html
 // (self-contained, the picture embedded), suite.json, suite.png and
@@ -44,9 +33,9 @@ func WriteCard(dir string, c *card.Card) error {
 	}
 	try(FileSuitePNG, func(p string) error { return writeCardPNG(p, c) })
 	doc := cardDocument(c)
-	try(FileSuiteMarkdown, func(p string) error { return os.WriteFile(p, []byte(doc.markdown()), 0o644) })
+	try(FileSuiteMarkdown, func(p string) error { return os.WriteFile(p, []byte(doc.Markdown()), 0o644) })
 	try(FileSuiteHTML, func(p string) error {
-		return os.WriteFile(p, []byte(doc.html("lockfault report card: "+c.Lock, dir)), 0o644)
+		return os.WriteFile(p, []byte(doc.HTML("lockfault report card: "+c.Lock, dir)), 0o644)
 	})
 	try(FileSuiteJSON, c.WriteJSON)
 	try(FileJUnit, c.WriteJUnit)
@@ -80,47 +69,47 @@ func outcomeMark(o card.Outcome) string {
 	return "— not claimed"
 }
 
-func cardDocument(c *card.Card) *document {
-	d := &document{}
-	d.h(1, "Report card: "+c.Lock)
+func cardDocument(c *card.Card) *Document {
+	d := &Document{}
+	d.H(1, "Report card: "+c.Lock)
 	who := "lock " + c.Lock
 	if c.Worker != "" {
 		who += " through the external worker `" + c.Worker + "`"
 	}
-	d.p(txt(fmt.Sprintf("The property suite against %s (needs %s; claims %s), on the %s backend, run %s, %s.",
-		who, orDash(c.Needs), orDash(strings.Join(c.Caps, ", ")), c.Backend, c.RunID, c.Duration.Round(1e9))))
-	d.p(bold(c.Tally() + "."))
-	d.p(txt("held: the property's scenario ended as it expects and every fault reached the lock; " +
+	d.P(Txt(fmt.Sprintf("The property suite against %s (needs %s; claims %s), on the %s backend, run %s, %s.",
+		who, OrDash(c.Needs), OrDash(strings.Join(c.Caps, ", ")), c.Backend, c.RunID, c.Duration.Round(1e9))))
+	d.P(Bold(c.Tally() + "."))
+	d.P(Txt("held: the property's scenario ended as it expects and every fault reached the lock; " +
 		"violated: it did not (the classes observed, in how many fault cycles, the first finding and the run's report); " +
 		"not claimed: the lock does not declare the kind or capability the property tests, so it was not run; " +
 		"harness error: the run itself failed and says nothing about the lock."))
-	d.img("report card", FileSuitePNG)
-	t := table{header: []string{"property", "outcome", "observed", "cycles", "finding", "report"}}
+	d.Img("report card", FileSuitePNG)
+	t := Table{Header: []string{"property", "outcome", "observed", "cycles", "finding", "report"}}
 	for _, r := range c.Rows {
-		rep := plain("—")
+		rep := Plain("—")
 		if r.Report != "" {
-			rep = cell{spans: []inline{link("report", filepath.ToSlash(r.Report))}}
+			rep = Cell{Spans: []Inline{Link("report", filepath.ToSlash(r.Report))}}
 		}
 		cyc := "—"
 		if r.Outcome == card.Violated && r.Cycles > 0 {
 			cyc = fmt.Sprintf("%d/%d", r.BadCycles, r.Cycles)
 		}
-		t.rows = append(t.rows, []cell{
-			{spans: []inline{code(r.Property)}},
-			{spans: []inline{bold(outcomeMark(r.Outcome))}, tone: outcomeTone(r.Outcome)},
-			plain(orDash(strings.Join(r.Observed, ", "))),
-			plain(cyc),
-			plain(orDash(r.Finding)),
+		t.Rows = append(t.Rows, []Cell{
+			{Spans: []Inline{Code(r.Property)}},
+			{Spans: []Inline{Bold(outcomeMark(r.Outcome))}, Tone: outcomeTone(r.Outcome)},
+			Plain(OrDash(strings.Join(r.Observed, ", "))),
+			Plain(cyc),
+			Plain(OrDash(r.Finding)),
 			rep,
 		})
 	}
-	d.tab(t)
-	d.h(2, "Properties")
-	var items [][]inline
+	d.Tab(t)
+	d.H(2, "Properties")
+	var items [][]Inline
 	for _, r := range c.Rows {
-		items = append(items, item(code(r.Property), txt(": "+orDash(r.Explanation))))
+		items = append(items, Item(Code(r.Property), Txt(": "+OrDash(r.Explanation))))
 	}
-	d.ul(items...)
-	d.p(txt("Machine-readable: "), link(FileSuiteJSON, FileSuiteJSON), txt(", "), link(FileJUnit, FileJUnit), txt("."))
+	d.UL(items...)
+	d.P(Txt("Machine-readable: "), Link(FileSuiteJSON, FileSuiteJSON), Txt(", "), Link(FileJUnit, FileJUnit), Txt("."))
 	return d
 }

@@ -90,8 +90,8 @@ func writeCardPNG(path string, c *card.Card) error {
 	}
 	drawLines(&dc, title, []string{"lockfault report card: " + who}, cpMargin, cpMargin, top)
 	drawLines(&dc, labelStyle(10, false, color.Gray{Y: 60}),
-		[]string{fmt.Sprintf("%s   ·   needs %s, claims %s   ·   backend %s   ·   run %s", c.Tally(), orDash(c.Needs),
-			orDash(strings.Join(c.Caps, ", ")), c.Backend, c.RunID)}, cpMargin, cpMargin+20, top)
+		[]string{fmt.Sprintf("%s   ·   needs %s, claims %s   ·   backend %s   ·   run %s", c.Tally(), OrDash(c.Needs),
+			OrDash(strings.Join(c.Caps, ", ")), c.Backend, c.RunID)}, cpMargin, cpMargin+20, top)
 
 	grid := draw.LineStyle{Color: color.Gray{Y: 210}, Width: vg.Points(0.5)}
 	y := cpMargin + titleH

@@ -31,14 +31,14 @@ const (
 
 // timeline is what timeline.png shows.
 type timeline struct {
-	sp       span
+	sp       Span
 	title    string
 	lanes    []string
 	lane     map[string]int // client -> lane index, 0 at the top
 	holds    []checker.Hold
 	faults   []checker.Window
 	findings []checker.Finding
-	cycles   []cycleStart
+	cycles   []CycleStart
 	writes   []mark // accepted writes to the resource under a hold
 	stale    []mark // accepted writes after the writer's hold had ended
 	refused  []mark // accesses the resource refused (fencing)
@@ -64,12 +64,12 @@ type headerLabel struct {
 }
 
 func newTimeline(meta Meta, events []history.Event, res *checker.Result) *timeline {
-	tl := &timeline{sp: runSpan(events, res), lane: map[string]int{}, fcolor: map[string]color.NRGBA{}}
-	tl.lanes = clients(events, res)
+	tl := &timeline{sp: RunSpan(events, res), lane: map[string]int{}, fcolor: map[string]color.NRGBA{}}
+	tl.lanes = Clients(events, res)
 	for i, c := range tl.lanes {
 		tl.lane[c] = i
 	}
-	tl.cycles = cycles(events)
+	tl.cycles = Cycles(events)
 	holdEnd := map[string]int64{}
 	if res != nil {
 		for _, h := range res.Holds {
@@ -94,7 +94,7 @@ func newTimeline(meta Meta, events []history.Event, res *checker.Result) *timeli
 			tl.crashes = append(tl.crashes, mark{l, e.Time})
 		}
 	}
-	verdict := verdictOf(res)
+	verdict := VerdictOf(res)
 	if res != nil {
 		tl.holds, tl.faults, tl.findings = res.Holds, res.Faults, res.Findings
 	}
@@ -106,14 +106,14 @@ func newTimeline(meta Meta, events []history.Event, res *checker.Result) *timeli
 	}
 	match := "matches the expectation"
 	if !meta.Matched {
-		match = "does NOT match the expectation (" + classList(meta.Expect) + ")"
+		match = "does NOT match the expectation (" + ClassList(meta.Expect) + ")"
 	}
 	tl.title = fmt.Sprintf("%s × %s — verdict: %s, %s", meta.Scenario, meta.Lock, strings.ToUpper(verdict), match)
 	if meta.Interrupted {
 		tl.title += " — INTERRUPTED"
 	}
-	sub := fmt.Sprintf("backend %s · %s · %s · %s · %s", orDash(meta.Backend), plural(len(tl.lanes), "client"),
-		plural(len(tl.holds), "hold"), plural(len(tl.faults), "fault window"), plural(len(tl.findings), "finding"))
+	sub := fmt.Sprintf("backend %s · %s · %s · %s · %s", OrDash(meta.Backend), Plural(len(tl.lanes), "client"),
+		Plural(len(tl.holds), "hold"), Plural(len(tl.faults), "fault window"), Plural(len(tl.findings), "finding"))
 	if meta.RunID != "" {
 		sub += " · run " + meta.RunID
 	}
@@ -127,7 +127,7 @@ func newTimeline(meta Meta, events []history.Event, res *checker.Result) *timeli
 // left out.
 func (tl *timeline) layoutHeader() {
 	for _, w := range tl.faults {
-		s := faultName(w)
+		s := FaultName(w)
 		if w.End == 0 {
 			s += " (never healed)"
 		}
@@ -135,16 +135,16 @@ func (tl *timeline) layoutHeader() {
 	}
 	for _, f := range tl.findings {
 		if f.Class == checker.ClassStuck {
-			tl.header = append(tl.header, headerLabel{t: f.From, text: "stuck " + dur(f.To-f.From), col: stuckEdge})
+			tl.header = append(tl.header, headerLabel{t: f.From, text: "stuck " + Dur(f.To-f.From), col: stuckEdge})
 		}
 	}
-	secs := max(tl.sp.sec(tl.sp.end), 1e-9)
+	secs := max(tl.sp.Sec(tl.sp.End), 1e-9)
 	perSec := tlDataWidth * 72 / secs // points per second, approximately
 	var rowEnd []float64              // per row: x (points) where its last label ends
 	for i := range tl.header {
 		h := &tl.header[i]
 		w := float64(labelStyle(10, true, nil).Width(h.text)) + 8
-		x := min(tl.sp.sec(h.t)*perSec, tlDataWidth*72-w)
+		x := min(tl.sp.Sec(h.t)*perSec, tlDataWidth*72-w)
 		row := -1
 		for r, end := range rowEnd {
 			if end <= x {
@@ -174,7 +174,7 @@ func (tl *timeline) laneY(i int) float64 { return float64(len(tl.lanes) - 1 - i)
 
 // DataRange implements plot.DataRanger.
 func (tl *timeline) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmax = tl.sp.sec(tl.sp.end)
+	xmax = tl.sp.Sec(tl.sp.End)
 	if xmax <= 0 {
 		xmax = 1
 	}
@@ -270,7 +270,7 @@ func (tl *timeline) legend() *legend {
 		col := tl.fcolor[name]
 		l.add("fault: "+name, boxSwatch(col, &draw.LineStyle{Color: darken(col), Width: vg.Points(1)}, 1))
 	}
-	n := countClasses(tl.findings)
+	n := CountClasses(tl.findings)
 	l.add("OVERLAP: two clients held the lock at once", boxSwatch(overlapFill, &draw.LineStyle{Color: overlapEdge, Width: vg.Points(1.5)}, 1))
 	if n[checker.ClassFenced] > 0 {
 		l.add("overlap made harmless by fencing", boxSwatch(fencedFill, &draw.LineStyle{Color: fencedEdge, Width: vg.Points(1.5)}, 1))

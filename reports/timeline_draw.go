@@ -28,7 +28,7 @@ func (tl *timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	// strip, with a solid edge where the fault began (and healed).
 	for _, w := range tl.faults {
 		col := tl.fcolor[w.Fault]
-		x0, x1 := x(tl.sp.sec(w.Start)), x(tl.sp.sec(tl.sp.windowEnd(w)))
+		x0, x1 := x(tl.sp.Sec(w.Start)), x(tl.sp.Sec(tl.sp.WindowEnd(w)))
 		x1 = max(x1, x0+vg.Points(2))
 		fillRect(&c, x0, x1, lanesBottom, c.Max.Y, col)
 		edge := draw.LineStyle{Color: darken(col), Width: vg.Points(1.2)}
@@ -39,12 +39,12 @@ func (tl *timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	}
 	for _, f := range tl.findings {
 		if f.Class == checker.ClassStuck {
-			x0, x1 := x(tl.sp.sec(f.From)), x(tl.sp.sec(f.To))
+			x0, x1 := x(tl.sp.Sec(f.From)), x(tl.sp.Sec(f.To))
 			fillRect(&c, x0, x1, lanesBottom, c.Max.Y, stuckFill)
 		}
 	}
 	// Overlaps: translucent boxes behind the holds (outlined in front).
-	xs := func(t int64) vg.Length { return x(tl.sp.sec(t)) }
+	xs := func(t int64) vg.Length { return x(tl.sp.Sec(t)) }
 	for _, f := range tl.findings {
 		fill := overlapFill
 		switch f.Class {
@@ -65,7 +65,7 @@ func (tl *timeline) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		sty := labelStyle(10, true, h.col)
 		sty.YAlign = draw.YTop
-		xl := min(x(tl.sp.sec(h.t))+vg.Points(3), c.Max.X-sty.Width(h.text)-vg.Points(2))
+		xl := min(x(tl.sp.Sec(h.t))+vg.Points(3), c.Max.X-sty.Width(h.text)-vg.Points(2))
 		pt := vg.Point{X: xl, Y: c.Max.Y - vg.Points(2) - vg.Length(h.row)*vg.Points(tlLabelRow)}
 		c.FillText(sty, pt, h.text)
 	}
@@ -73,9 +73,9 @@ func (tl *timeline) Plot(c draw.Canvas, p *plot.Plot) {
 	cyc := draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(4), vg.Points(3)}}
 	var lastLabel vg.Length = -1e9
 	for _, cs := range tl.cycles {
-		xc := x(tl.sp.sec(cs.t))
+		xc := x(tl.sp.Sec(cs.T))
 		c.StrokeLine2(cyc, xc, c.Min.Y, xc, lanesTop)
-		s := "cycle " + strconv.Itoa(cs.n)
+		s := "cycle " + strconv.Itoa(cs.N)
 		sty := labelStyle(9, false, color.Gray{Y: 60})
 		sty.YAlign = draw.YCenter
 		if xc >= lastLabel {
@@ -100,7 +100,7 @@ func (tl *timeline) foreground() foreground { return foreground{tl} }
 func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 	tl := fg.tl
 	x, y := p.Transforms(&c)
-	xs := func(t int64) vg.Length { return x(tl.sp.sec(t)) }
+	xs := func(t int64) vg.Length { return x(tl.sp.Sec(t)) }
 
 	// Holds: a bar per grant; a thin pale bar from the hold's end to the
 	// client's last access when it kept using the resource afterwards.
@@ -192,9 +192,9 @@ func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 				c.StrokeLine2(draw.LineStyle{Color: edge, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}},
 					mid, boxes[0].Min.Y, mid, boxes[len(boxes)-1].Max.Y)
 			}
-			s := f.Class + " " + dur(f.To-f.From)
+			s := f.Class + " " + Dur(f.To-f.From)
 			if f.Class == checker.ClassOverlap && f.Kind == "stale-access" {
-				s = "stale access " + dur(f.To-f.From)
+				s = "stale access " + Dur(f.To-f.From)
 			}
 			label(lanes[0], boxes[0].Min.X, boxes[0].Max.X, s, edge)
 		case checker.ClassCorruption:
