@@ -25,7 +25,10 @@
 // your lock does not claim (Info.Caps) is skipped with the reason, and a
 // violation fails its subtest with the findings in plain sentences and the
 // path of the run's report (kept; reports of properties that held are
-// removed unless Options.KeepReports).
+// removed unless Options.KeepReports). The reports carry no pictures, so
+// your test binary links no plotting library: `simulate report <folder>`
+// draws a run's timeline.png afterwards, or a test that imports
+// github.com/lockfault/lockfault/plots for its side effect draws them all.
 //
 // The nodes run as local processes (Debian's redis-server, redis-sentinel,
 // etcd) or Docker containers: Options.Backend, or the LOCKFAULT_BACKEND
@@ -416,7 +419,7 @@ func Explain(r Row) string {
 	} else if r.Finding != "" {
 		fmt.Fprintf(&b, "  what happened: %s\n", r.Finding)
 	}
-	fmt.Fprintf(&b, "  report:   %s (timeline.png and history.jsonl beside it)", orNone(r.Report))
+	fmt.Fprintf(&b, "  report:   %s (history.jsonl beside it; `simulate report` on its folder draws timeline.png)", orNone(r.Report))
 	return b.String()
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 )
 
 // effectCase is one fault step whose effect is read back: the steps of one
@@ -223,7 +223,7 @@ expect: [safe]
 		}
 	}
 	t.Logf("observed %v; seen %v; absent %v; evidence %s", res.Observed, details(seen), details(absent), res.Evidence.Text())
-	md, err := os.ReadFile(filepath.Join(out.Dir, reports.FileMarkdown))
+	md, err := os.ReadFile(filepath.Join(out.Dir, report.FileMarkdown))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -33,7 +33,7 @@ type active struct {
 }
 
 // nemesis runs the warmup, every cycle's steps, and the cooldowns.
-func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
+func (r *run) nemesis(ctx context.Context, meta *report.Meta) error {
 	n := r.sc.Nemesis
 	if err := sleep(ctx, n.Warmup.D()); err != nil {
 		return err

@@ -21,7 +21,7 @@ import (
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/resource"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
@@ -48,7 +48,7 @@ type Options struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	Dir     string
-	Meta    reports.Meta
+	Meta    report.Meta
 	Result  *checker.Result
 	Summary string
 	// Commands are the distinct shapes of the commands the lock sent (with
@@ -191,7 +191,7 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		return nil, err
 	}
 	r.workerLog = &capWriter{w: logFile, max: MaxWorkerLog}
-	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
+	meta := report.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
 	r.info = ri
 
@@ -232,10 +232,10 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		meta.Matched = false
 		meta.Why = "the harness failed: " + meta.Error
 	}
-	if werr := reports.Write(r.dir, meta, events, res); werr != nil {
+	if werr := report.Write(r.dir, meta, events, res); werr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("write report: %w", werr))
 	}
-	out = &Outcome{Dir: r.dir, Meta: meta, Result: res, Summary: reports.Summary(r.dir, meta, res)}
+	out = &Outcome{Dir: r.dir, Meta: meta, Result: res, Summary: report.Summary(r.dir, meta, res)}
 	if r.taps != nil {
 		out.Commands = r.taps.reg.Seen()
 	}
@@ -244,7 +244,7 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 
 // execute is the part of a run that starts things; its deferred cleanup
 // tears them down on every path, panics included.
-func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
+func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 	ctx, abort := context.WithCancelCause(ctx)
 	cancel := func() { abort(context.Canceled) }
 	defer cancel()

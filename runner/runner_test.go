@@ -13,6 +13,7 @@ import (
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
+	_ "github.com/lockfault/lockfault/plots" // the runs' reports here have their timeline.png
 	"github.com/lockfault/lockfault/worker"
 )
 

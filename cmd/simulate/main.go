@@ -12,6 +12,9 @@ import (
 	"os/signal"
 	"syscall"
 
+	// The pictures (timeline.png, suite.png, cards.png, claims.png): the
+	// report writers draw them only when package plots is linked.
+	_ "github.com/lockfault/lockfault/plots"
 	"github.com/lockfault/lockfault/worker"
 )
 
