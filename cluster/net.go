@@ -39,13 +39,13 @@ func NewNet(host, runID string) (*Net, error) {
 	return &Net{Client: toxiclient.NewClient(addr), host: host, prefix: runID + ":", proxies: map[string]*toxiclient.Proxy{}}, nil
 }
 
-// peerServer is implemented by backends whose nodes cannot reach the
+// PeerServer is implemented by backends whose nodes cannot reach the
 // harness (the Docker backend with a remote daemon).
-type peerServer interface {
-	// peerToxiproxy returns the API address (reached from the harness) of
+type PeerServer interface {
+	// PeerToxiproxy returns the API address (reached from the harness) of
 	// a toxiproxy server beside the nodes, and the host its proxies listen
 	// on (reached from the nodes); ok is false when there is none.
-	peerToxiproxy() (api, host string, ok bool)
+	PeerToxiproxy() (api, host string, ok bool)
 }
 
 // NetFor connects to the toxiproxy servers for backend b's nodes: the
@@ -56,8 +56,8 @@ func NetFor(b Backend, runID string) (*Net, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ps, ok := b.(peerServer); ok {
-		if api, host, ok := ps.peerToxiproxy(); ok {
+	if ps, ok := b.(PeerServer); ok {
+		if api, host, ok := ps.PeerToxiproxy(); ok {
 			n.peer, n.peerHost = toxiclient.NewClient(api), host
 		}
 	}

@@ -111,7 +111,7 @@ func startToxiproxy(bin string) (*toxiServer, error) {
 	s.pid = cmd.Process.Pid
 	ctx, cancel := context.WithTimeout(context.Background(), toxiStartWait)
 	defer cancel()
-	err = waitListening(ctx, s.addr, s.done, toxiStartWait)
+	err = WaitListening(ctx, s.addr, s.done, toxiStartWait)
 	if err == nil {
 		err = waitOwnListener(ctx, s.pid, port, s.done, toxiStartWait)
 	}
@@ -122,7 +122,7 @@ func startToxiproxy(bin string) (*toxiServer, error) {
 		if portTakenLog(log) {
 			err = fmt.Errorf("%w: %v", errPortTaken, err)
 		}
-		return nil, fmt.Errorf("did not come up on %s: %w\n%s", s.addr, err, tail(log, toxiLogTail))
+		return nil, fmt.Errorf("did not come up on %s: %w\n%s", s.addr, err, Tail(log, toxiLogTail))
 	}
 	return s, nil
 }
@@ -143,7 +143,7 @@ func ToxiproxyBinary() (string, error) {
 	if self, err := os.Executable(); err == nil {
 		dirs = append(dirs, filepath.Dir(self))
 	}
-	for _, d := range shimDirs() {
+	for _, d := range ShimDirs() {
 		dirs = append(dirs, filepath.Join(d, "bin"))
 	}
 	for _, d := range dirs {
@@ -204,7 +204,7 @@ func buildToxiproxy() (string, error) {
 	cmd.Stdout, cmd.Stderr = &msg, &msg
 	if err := cmd.Run(); err != nil {
 		os.Remove(tmp)
-		return "", fmt.Errorf("%s not found (set %s, or run `make simulate`), and go build of it in %s failed: %v\n%s", toxiBinary, EnvToxiproxy, root, err, tail(msg.Bytes(), toxiLogTail))
+		return "", fmt.Errorf("%s not found (set %s, or run `make simulate`), and go build of it in %s failed: %v\n%s", toxiBinary, EnvToxiproxy, root, err, Tail(msg.Bytes(), toxiLogTail))
 	}
 	if err := os.Rename(tmp, out); err != nil {
 		os.Remove(tmp)

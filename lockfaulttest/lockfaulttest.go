@@ -32,7 +32,11 @@
 //
 // The nodes run as local processes (Debian's redis-server, redis-sentinel,
 // etcd) or Docker containers: Options.Backend, or the LOCKFAULT_BACKEND
-// environment variable ("process", "docker", "auto"; default auto).
+// environment variable ("process", "docker", "auto"; default auto). The
+// Docker backend is linked only into a test that imports
+// github.com/lockfault/lockfault/cluster/docker for its side effect; without
+// it auto means local processes, and the test binary links no container
+// library.
 //
 // # The lock contract
 //

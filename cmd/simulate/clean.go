@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/cluster/docker"
 	"github.com/lockfault/lockfault/runner"
 )
 
@@ -17,8 +18,8 @@ func cmdClean(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	var errs []error
-	if cluster.DockerAvailable(ctx) {
-		n, err := cluster.CleanDocker(ctx)
+	if docker.DockerAvailable(ctx) {
+		n, err := docker.CleanDocker(ctx)
 		errs = append(errs, err)
 		fmt.Fprintf(stdout, "removed %d docker object(s) labelled %s\n", n, cluster.LabelApp)
 	}

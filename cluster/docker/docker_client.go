@@ -1,10 +1,9 @@
-package cluster
+package docker
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -72,21 +71,4 @@ func dockerClient(ctx context.Context) (*testcontainers.DockerClient, error) {
 		return nil, fmt.Errorf("docker: %w", err)
 	}
 	return cli, nil
-}
-
-// dockerName keeps the characters docker allows in container names.
-func dockerName(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	if b.Len() == 0 {
-		return "x"
-	}
-	return b.String()
 }

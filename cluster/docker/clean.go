@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/client"
 )
 
@@ -18,7 +19,7 @@ import (
 // clean` after a harness was killed), on the daemon DOCKER_HOST names (the
 // default socket if unset). It returns how many it removed.
 func CleanDocker(ctx context.Context) (int, error) {
-	return cleanDocker(ctx, LabelApp+"=1")
+	return cleanDocker(ctx, cluster.LabelApp+"=1")
 }
 
 // cleanDocker removes the containers (servers first, then the sandboxes
@@ -86,10 +87,10 @@ func cleanDocker(ctx context.Context, label string) (int, error) {
 // run in progress: their harness (LabelOwner) is alive on this host, or
 // they were made from another host (LabelHost), where this one cannot tell.
 func runAlive(labels map[string]string) bool {
-	if h, ok := labels[LabelHost]; ok && h != harnessHost() {
+	if h, ok := labels[cluster.LabelHost]; ok && h != harnessHost() {
 		return true
 	}
-	return ownerAlive(labels[LabelOwner])
+	return cluster.OwnerAlive(labels[cluster.LabelOwner])
 }
 
 // harnessHost names this host in LabelHost.
@@ -168,7 +169,7 @@ func DockerLeftovers(ctx context.Context, runID string) (int, error) {
 		return 0, err
 	}
 	defer cli.Close()
-	f := make(client.Filters).Add("label", LabelRun+"="+runID)
+	f := make(client.Filters).Add("label", cluster.LabelRun+"="+runID)
 	list, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/client"
 )
 
@@ -57,7 +58,7 @@ func startTestDaemon(t *testing.T) *testDaemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	port, err := FreePort("127.0.0.1")
+	port, err := cluster.FreePort("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func (td *testDaemon) waitUp() error {
 
 func (td *testDaemon) logTail() string {
 	b, _ := os.ReadFile(filepath.Join(td.dir, "dockerd.log"))
-	return tail(b, 3000)
+	return cluster.Tail(b, 3000)
 }
 
 // stop removes whatever is left on the daemon, stops it (SIGTERM to its

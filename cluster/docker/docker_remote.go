@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 // The Docker backend with a remote daemon (DOCKER_HOST=tcp://...): the
 // daemon's host is not the harness's, so nothing is bind-mounted from the
@@ -33,6 +33,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
@@ -240,7 +241,7 @@ func (r *dockerRemote) published(c container.InspectResponse, port int) (string,
 
 // makeDataDir creates a node's data directory on the run's volume, with its
 // node.conf, through the node's (running) sandbox.
-func (r *dockerRemote) makeDataDir(ctx context.Context, sandbox string, spec NodeSpec) error {
+func (r *dockerRemote) makeDataDir(ctx context.Context, sandbox string, spec cluster.NodeSpec) error {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	now := time.Now()
@@ -280,7 +281,7 @@ func removeVolume(ctx context.Context, cli client.APIClient, name string) error 
 // peerToxiproxy is the run's toxiproxy container: its API, reached from the
 // harness, and the host its proxies listen on, reached from the nodes (see
 // NetFor). ok is false beside a local daemon.
-func (d *Docker) peerToxiproxy() (api, host string, ok bool) {
+func (d *Docker) PeerToxiproxy() (api, host string, ok bool) {
 	if d.remote == nil {
 		return "", "", false
 	}

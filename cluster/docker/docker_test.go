@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 )
@@ -44,7 +45,7 @@ func runObjects(t *testing.T, runID string) (containers, networks int) {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	f := make(client.Filters).Add("label", LabelRun+"="+runID)
+	f := make(client.Filters).Add("label", cluster.LabelRun+"="+runID)
 	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestDockerRedisNode(t *testing.T) {
 	defer cancel()
 
 	t0 := time.Now()
-	n, err := d.Start(ctx, NodeSpec{Name: "n1", Kind: KindRedis})
+	n, err := d.Start(ctx, cluster.NodeSpec{Name: "n1", Kind: cluster.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +76,8 @@ func TestDockerRedisNode(t *testing.T) {
 	if n.Port() != DockerRedisPort || !strings.HasSuffix(n.Addr(), ":6379") {
 		t.Fatalf("port %d addr %s, want 6379", n.Port(), n.Addr())
 	}
-	if !strings.HasPrefix(filepath.Base(filepath.Dir(n.DataDir())), TempPrefix) {
-		t.Errorf("data dir %s is not under a %s temp dir", n.DataDir(), TempPrefix)
+	if !strings.HasPrefix(filepath.Base(filepath.Dir(n.DataDir())), cluster.TempPrefix) {
+		t.Errorf("data dir %s is not under a %s temp dir", n.DataDir(), cluster.TempPrefix)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
 	defer rdb.Close()
@@ -219,13 +220,13 @@ func TestDockerSentinelAndEtcd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 
-	m, err := d.Start(ctx, NodeSpec{Name: "m1", Kind: KindRedis})
+	m, err := d.Start(ctx, cluster.NodeSpec{Name: "m1", Kind: cluster.KindRedis})
 	if err != nil {
 		t.Fatal(err)
 	}
 	host, port, _ := net.SplitHostPort(m.Addr())
 	t0 := time.Now()
-	s, err := d.Start(ctx, NodeSpec{Name: "s1", Kind: KindSentinel,
+	s, err := d.Start(ctx, cluster.NodeSpec{Name: "s1", Kind: cluster.KindSentinel,
 		Config: fmt.Sprintf("sentinel monitor mymaster %s %s 1\n", host, port)})
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +248,7 @@ func TestDockerSentinelAndEtcd(t *testing.T) {
 	}
 
 	t0 = time.Now()
-	e, err := d.Start(ctx, NodeSpec{Name: "e1", Kind: KindEtcd})
+	e, err := d.Start(ctx, cluster.NodeSpec{Name: "e1", Kind: cluster.KindEtcd})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,14 +291,14 @@ func TestDockerClean(t *testing.T) {
 	d := newTestDocker(t, runID)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := d.Start(ctx, NodeSpec{Name: "n1", Kind: KindRedis}); err != nil {
+	if _, err := d.Start(ctx, cluster.NodeSpec{Name: "n1", Kind: cluster.KindRedis}); err != nil {
 		t.Fatal(err)
 	}
 	if cs, ns := runObjects(t, runID); cs != 2 || ns != 1 {
 		t.Fatalf("%d containers and %d networks labelled %s, want 2 (server and sandbox) and 1", cs, ns, runID)
 	}
 	// The harness dies without Close; clean finds its objects by label.
-	n, err := cleanDocker(ctx, LabelRun+"="+runID)
+	n, err := cleanDocker(ctx, cluster.LabelRun+"="+runID)
 	if err != nil || n != 3 {
 		t.Fatalf("cleanDocker removed %d (%v), want 3", n, err)
 	}
@@ -318,7 +319,7 @@ func TestDockerCloseCancelledContext(t *testing.T) {
 	d := newTestDocker(t, runID)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := d.Start(ctx, NodeSpec{Name: "n1", Kind: KindRedis}); err != nil {
+	if _, err := d.Start(ctx, cluster.NodeSpec{Name: "n1", Kind: cluster.KindRedis}); err != nil {
 		t.Fatal(err)
 	}
 	done, stop := context.WithCancel(context.Background())
@@ -329,7 +330,7 @@ func TestDockerCloseCancelledContext(t *testing.T) {
 	if cs, ns := runObjects(t, runID); cs != 0 || ns != 0 {
 		t.Errorf("after Close: %d containers and %d networks labelled %s", cs, ns, runID)
 	}
-	if _, err := d.Start(ctx, NodeSpec{Name: "n2", Kind: KindRedis}); err == nil {
+	if _, err := d.Start(ctx, cluster.NodeSpec{Name: "n2", Kind: cluster.KindRedis}); err == nil {
 		t.Error("Start after Close succeeded")
 	}
 }
@@ -342,7 +343,7 @@ func TestDockerClockShimEnv(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := d.checkShim(ctx)
-	n, startErr := d.Start(ctx, NodeSpec{Name: "c1", Kind: KindRedis, ClockShim: true})
+	n, startErr := d.Start(ctx, cluster.NodeSpec{Name: "c1", Kind: cluster.KindRedis, ClockShim: true})
 	if err != nil {
 		if startErr == nil || !strings.Contains(startErr.Error(), "clock shim") {
 			t.Fatalf("image without shim: Start error %v, want one about the clock shim", startErr)

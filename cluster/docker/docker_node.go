@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -18,7 +19,7 @@ import (
 
 type dockerNode struct {
 	d        *Docker
-	spec     NodeSpec
+	spec     cluster.NodeSpec
 	dir      string // local: a host path, bind-mounted; remote: a path on the run's volume
 	port     int
 	peerPort int
@@ -32,7 +33,7 @@ type dockerNode struct {
 	addr   string
 }
 
-func (n *dockerNode) Spec() NodeSpec { return n.spec }
+func (n *dockerNode) Spec() cluster.NodeSpec { return n.spec }
 
 func (n *dockerNode) Port() int { return n.port }
 
@@ -117,7 +118,7 @@ func (n *dockerNode) ready(ctx context.Context) error {
 		// (the daemon's proxy does): wait for an answer.
 		err = waitServing(ctx, addr, n.spec.Kind, exited, dockerStartWait)
 	} else {
-		err = waitListening(ctx, addr, exited, dockerStartWait)
+		err = cluster.WaitListening(ctx, addr, exited, dockerStartWait)
 	}
 	if err != nil {
 		return fmt.Errorf("docker: node %s did not come up: %v%s", n.spec.Name, err, n.logs(ctx))
@@ -135,7 +136,7 @@ func (n *dockerNode) logs(ctx context.Context) string {
 	}
 	defer rc.Close()
 	b, _ := io.ReadAll(io.LimitReader(rc, 1<<20))
-	return "\n" + tail(b, 2000)
+	return "\n" + cluster.Tail(b, 2000)
 }
 
 // Kill SIGKILLs the container's main process (the server) and waits for

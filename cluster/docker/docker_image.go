@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/client"
 )
 
@@ -218,7 +219,7 @@ func buildScript() (string, error) {
 // moduleRoot is the nearest directory at or above the working directory
 // holding go.mod.
 func moduleRoot() (string, error) {
-	dirs := shimDirs()
+	dirs := cluster.ShimDirs()
 	if len(dirs) > 0 {
 		d := dirs[len(dirs)-1]
 		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {

@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/client"
@@ -122,7 +123,7 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 	rand.Read(suffix)
 	d := &Docker{
 		runID:  runID,
-		prefix: "lockfault-" + dockerName(runID) + "-" + hex.EncodeToString(suffix),
+		prefix: "lockfault-" + cluster.SafeName(runID) + "-" + hex.EncodeToString(suffix),
 		image:  dockerImage(),
 		cli:    cli,
 	}
@@ -136,7 +137,7 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 		return nil, err
 	}
 	if !remote {
-		if d.dir, err = newRunDir(dockerName(runID)); err != nil {
+		if d.dir, err = cluster.NewRunDir(cluster.SafeName(runID)); err != nil {
 			return nil, err
 		}
 	}
@@ -205,7 +206,7 @@ func (d *Docker) Network() string { return d.netName }
 func (d *Docker) Remote() bool { return d.remote != nil }
 
 func (d *Docker) labels() map[string]string {
-	return map[string]string{LabelApp: "1", LabelRun: d.runID, LabelOwner: strconv.Itoa(os.Getpid()), LabelHost: harnessHost()}
+	return map[string]string{cluster.LabelApp: "1", cluster.LabelRun: d.runID, cluster.LabelOwner: strconv.Itoa(os.Getpid()), cluster.LabelHost: harnessHost()}
 }
 
 // Start creates a node: first its network sandbox, a container that holds
@@ -217,15 +218,15 @@ func (d *Docker) labels() map[string]string {
 // up), and it keeps its address across restarts. With a remote daemon the
 // sandbox also publishes the node's port and mounts the run's volume, where
 // the node's data directory is.
-func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
+func (d *Docker) Start(ctx context.Context, spec cluster.NodeSpec) (cluster.Node, error) {
 	if d.isClosed() {
 		return nil, errors.New("docker backend is closed")
 	}
 	n := &dockerNode{d: d, spec: spec}
 	switch spec.Kind {
-	case KindSentinel:
+	case cluster.KindSentinel:
 		n.port = DockerSentinelPort
-	case KindEtcd:
+	case cluster.KindEtcd:
 		n.port, n.peerPort = DockerEtcdPort, DockerEtcdPeerPort
 	default:
 		n.port = DockerRedisPort
@@ -249,9 +250,9 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 			return nil, err
 		}
 		env["LD_PRELOAD"] = dockerShimPath
-		env["LOCKFAULT_CLOCK_FILE"] = path.Join(n.dir, ClockFileName)
+		env["LOCKFAULT_CLOCK_FILE"] = path.Join(n.dir, cluster.ClockFileName)
 	}
-	name := d.prefix + "-" + dockerName(spec.Name)
+	name := d.prefix + "-" + cluster.SafeName(spec.Name)
 
 	// The sandbox: on the run network, reachable by the node's name too.
 	sbLabels := d.labels()
@@ -265,7 +266,7 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 		Labels:         sbLabels,
 		Networks:       []string{d.netName},
 		NetworkAliases: map[string][]string{d.netName: {spec.Name}},
-		ConfigModifier: func(c *container.Config) { c.Hostname = dockerName(spec.Name) },
+		ConfigModifier: func(c *container.Config) { c.Hostname = cluster.SafeName(spec.Name) },
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NetworkMode = container.NetworkMode(d.netName)
 		},
@@ -289,7 +290,7 @@ func (d *Docker) Start(ctx context.Context, spec NodeSpec) (Node, error) {
 
 	// The server, listening on the sandbox's address like the process
 	// backend's nodes listen on 127.0.0.1.
-	bin, args := Command(spec, n.dir, n.ip(), n.port, n.peerPort)
+	bin, args := cluster.Command(spec, n.dir, n.ip(), n.port, n.peerPort)
 	labels := d.labels()
 	labels[labelNode] = spec.Name
 	labels[labelRole] = roleServer
@@ -402,7 +403,7 @@ func (d *Docker) Close(ctx context.Context) error {
 		// half way, the toxiproxy container).
 		list, err := d.cli.ContainerList(cctx, client.ContainerListOptions{
 			All:     true,
-			Filters: make(client.Filters).Add("label", LabelRun+"="+d.runID).Add("name", d.prefix),
+			Filters: make(client.Filters).Add("label", cluster.LabelRun+"="+d.runID).Add("name", d.prefix),
 		})
 		if err != nil {
 			errs = append(errs, err)

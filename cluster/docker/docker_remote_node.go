@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 // A node of a remote run (see docker_remote.go): readiness through a
 // published port, and the node shim's files and processes driven through
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -23,7 +24,7 @@ import (
 // the timeout passes. Any answer will do (-NOAUTH too): through a published
 // port a connection is accepted before the server listens.
 func waitServing(ctx context.Context, addr, kind string, exited <-chan struct{}, timeout time.Duration) error {
-	return pollReady(ctx, exited, timeout, 20*time.Millisecond, func() error {
+	return cluster.PollReady(ctx, exited, timeout, 20*time.Millisecond, func() error {
 		if err := probe(addr, kind); err != nil {
 			return fmt.Errorf("%s not serving: %w", addr, err)
 		}
@@ -41,7 +42,7 @@ func probe(addr, kind string) error {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Second))
 	req := "PING\r\n"
-	if kind == KindEtcd {
+	if kind == cluster.KindEtcd {
 		req = "GET /version HTTP/1.0\r\n\r\n"
 	}
 	if _, err := io.WriteString(c, req); err != nil {
@@ -60,7 +61,7 @@ type remoteNode struct{ *dockerNode }
 
 // nodectl runs lockfault-nodectl in the node's sandbox (running for the
 // whole run, with the volume mounted), so it works on a stopped node too.
-func (n remoteNode) nodectl(ctx context.Context, args ...string) ([]byte, error) {
+func (n remoteNode) Nodectl(ctx context.Context, args ...string) ([]byte, error) {
 	cli := n.d.cli
 	ex, err := cli.ExecCreate(ctx, n.sandbox, client.ExecCreateOptions{
 		Cmd:          append([]string{"lockfault-nodectl"}, args...),
@@ -103,7 +104,7 @@ func (n remoteNode) nodectl(ctx context.Context, args ...string) ([]byte, error)
 // after that), then kills it: when the server, the container's first
 // process, dies, the kernel kills the rest of its pid namespace. frozen runs
 // while the kill is under way.
-func (n remoteNode) freezeKill(ctx context.Context, frozen func() error) error {
+func (n remoteNode) FreezeKill(ctx context.Context, frozen func() error) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	cli := n.d.cli

@@ -1,4 +1,4 @@
-package cluster
+package docker
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 )
@@ -93,7 +94,7 @@ func createdOn(t *testing.T, cli client.APIClient, runID string, since time.Time
 	res := cli.Events(ctx, client.EventsListOptions{
 		Since:   strconv.FormatInt(since.Unix()-1, 10),
 		Until:   strconv.FormatInt(time.Now().Unix()+1, 10),
-		Filters: make(client.Filters).Add("label", LabelRun+"="+runID).Add("type", "container").Add("event", "create"),
+		Filters: make(client.Filters).Add("label", cluster.LabelRun+"="+runID).Add("type", "container").Add("event", "create"),
 	})
 	n := 0
 	for {
@@ -141,7 +142,7 @@ func TestDockerRemoteMasterFailover(t *testing.T) {
 	if n := createdOn(t, cli, runID, start); n != 5 {
 		t.Errorf("the second daemon created %d containers of run %s, want 5", n, runID)
 	}
-	if c, nw, v := labelled(t, cli, LabelApp+"=1"); c+nw+v != 0 {
+	if c, nw, v := labelled(t, cli, cluster.LabelApp+"=1"); c+nw+v != 0 {
 		t.Errorf("left on the second daemon: %d containers, %d networks, %d volumes", c, nw, v)
 	}
 	if DockerAvailable(context.Background()) {
@@ -201,7 +202,7 @@ func TestDockerRemoteClean(t *testing.T) {
 		t.Fatalf("the run never got to its first cycle:\n%s", out)
 	}
 	cli := td.client(t)
-	c, nw, v := labelled(t, cli, LabelApp+"=1")
+	c, nw, v := labelled(t, cli, cluster.LabelApp+"=1")
 	t.Logf("a killed harness left %d containers, %d networks, %d volumes on %s", c, nw, v, td.Host)
 	if c != 5 || nw != 1 || v != 1 {
 		t.Fatalf("left %d containers, %d networks, %d volumes; want 5 (2 nodes and toxiproxy), 1 and 1: the test proves nothing", c, nw, v)
@@ -214,7 +215,7 @@ func TestDockerRemoteClean(t *testing.T) {
 	if !strings.Contains(cout, "removed 7 docker object(s)") {
 		t.Errorf("simulate clean did not report 7 removals")
 	}
-	if c, nw, v := labelled(t, cli, LabelApp+"=1"); c+nw+v != 0 {
+	if c, nw, v := labelled(t, cli, cluster.LabelApp+"=1"); c+nw+v != 0 {
 		t.Errorf("after clean: %d containers, %d networks, %d volumes left", c, nw, v)
 	}
 }
@@ -244,7 +245,7 @@ func TestDockerRemoteNode(t *testing.T) {
 	if !strings.Contains(string(out), "--- PASS: TestDockerRemoteNodeHelper") {
 		t.Fatal("the helper did not pass")
 	}
-	if c, nw, v := labelled(t, td.client(t), LabelApp+"=1"); c+nw+v != 0 {
+	if c, nw, v := labelled(t, td.client(t), cluster.LabelApp+"=1"); c+nw+v != 0 {
 		t.Errorf("left on the second daemon: %d containers, %d networks, %d volumes", c, nw, v)
 	}
 }
@@ -260,12 +261,12 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	withShim := d.caps.imageShim
-	n, err := d.Start(ctx, NodeSpec{Name: "n1", Kind: KindRedis, ClockShim: withShim,
+	n, err := d.Start(ctx, cluster.NodeSpec{Name: "n1", Kind: cluster.KindRedis, ClockShim: withShim,
 		Args: []string{"--appendonly", "yes", "--appendfsync", "no"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pa := peerAddr(n)
+	pa := n.(interface{ PeerAddr() string }).PeerAddr()
 	t.Logf("n1 at %s for the harness, %s for its peers, data in %s", n.Addr(), pa, n.DataDir())
 	if pa == n.Addr() || !strings.HasSuffix(pa, ":6379") {
 		t.Errorf("peer address %s, harness address %s: want the node's own address on the run network", pa, n.Addr())
@@ -307,10 +308,10 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	}
 
 	// The clock, moved from inside the sandbox.
-	if err := SetClockOffset(n, time.Hour); err != nil {
+	if err := cluster.SetClockOffset(n, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ClockOffset(n); err != nil || got != time.Hour {
+	if got, err := cluster.ClockOffset(n); err != nil || got != time.Hour {
 		t.Fatalf("ClockOffset = %v (%v), want 1h", got, err)
 	}
 	st, err := rdb.Time(ctx).Result()
@@ -324,7 +325,7 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 	if err := n.Kill(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := SetClockOffset(n, -time.Hour); err != nil {
+	if err := cluster.SetClockOffset(n, -time.Hour); err != nil {
 		t.Fatalf("SetClockOffset on a stopped node: %v", err)
 	}
 	if err := n.Start(ctx); err != nil {
@@ -359,7 +360,7 @@ func TestDockerRemoteNodeHelper(t *testing.T) {
 		t.Fatalf("a plain kill lost writes (%d of 2 keys left): the power loss below would prove nothing", k)
 	}
 	write("cut")
-	rep, err := PowerLoss(ctx, n)
+	rep, err := cluster.PowerLoss(ctx, n)
 	if err != nil {
 		t.Fatal(err)
 	}
