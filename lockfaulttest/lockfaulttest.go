@@ -216,6 +216,9 @@ func (o Options) resolve(lock string, short bool) (suite.Options, error) {
 	if err != nil {
 		return suite.Options{}, fmt.Errorf("backend (Options.Backend or LOCKFAULT_BACKEND): %v", err)
 	}
+	if b == cluster.BackendDocker && !cluster.DockerLinked() {
+		return suite.Options{}, fmt.Errorf("backend (Options.Backend or LOCKFAULT_BACKEND): docker is not linked into this test binary (allowed: process, auto; or import _ \"github.com/lockfault/lockfault/cluster/docker\" in your test)")
+	}
 	if o.ReportsDir == "" {
 		o.ReportsDir = os.Getenv("LOCKFAULT_REPORTS")
 	}
