@@ -17,6 +17,7 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/cgroup"
 	"github.com/lockfault/lockfault/internal/procwatch"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -39,7 +40,7 @@ type proc struct {
 	cmd   *exec.Cmd
 	in    io.WriteCloser
 	tail  *procwatch.Tail // the end of the worker's stderr
-	cg    *workerCgroup   // nil: the process group is all that tracks it
+	cg    *cgroup.Group   // nil: the process group is all that tracks it
 
 	mu      sync.Mutex
 	pending map[int64]pendingOp
@@ -105,13 +106,13 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	if r != nil {
 		runID = r.id
 	}
-	if cg, err := newWorkerCgroup(runID, name); err != nil {
+	if cg, err := cgroup.New(runID, name); err != nil {
 		if r != nil {
 			r.noCgroup(err)
 		}
 	} else {
 		p.cg = cg
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
 	}
 	if stderr == nil {
 		stderr = io.Discard
@@ -136,7 +137,7 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		in.Close()
 		pr.Close()
 		pw.Close()
-		p.cg.kill()
+		p.cg.Kill()
 		return nil, fmt.Errorf("%s: cannot start: %w", p.label, err)
 	}
 	pw.Close()
@@ -623,7 +624,7 @@ func (r *run) failpointFired(p *proc, m worker.Message) {
 func (p *proc) kill() {
 	p.killGroup()
 	<-p.dead
-	if err := p.cg.kill(); err != nil && p.r != nil {
+	if err := p.cg.Kill(); err != nil && p.r != nil {
 		p.r.note("cleanup", err.Error())
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/cluster/docker"
-	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/internal/cgroup"
 )
 
 func cmdClean(args []string, stdout, stderr io.Writer) int {
@@ -26,7 +26,7 @@ func cmdClean(args []string, stdout, stderr io.Writer) int {
 	n, err := cluster.CleanTemp()
 	errs = append(errs, err)
 	fmt.Fprintf(stdout, "removed %d temp dir(s)\n", n)
-	n, err = runner.CleanCgroups()
+	n, err = cgroup.Clean()
 	errs = append(errs, err)
 	fmt.Fprintf(stdout, "removed %d worker cgroup(s) of dead runs\n", n)
 	if err := errors.Join(errs...); err != nil {

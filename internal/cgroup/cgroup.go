@@ -1,4 +1,7 @@
-package runner
+// Package cgroup gives each worker a cgroup v2 of its own, so that killing
+// the worker kills everything it forked, a descendant that left its process
+// group included; and removes the cgroups of runs whose harness is gone.
+package cgroup
 
 import (
 	"bufio"
@@ -21,24 +24,24 @@ import (
 // writable cgroup v2 hierarchy exists (an unprivileged container), the
 // process group is all there is, and the run says so in a setup note.
 
-// cgroupPrefix starts the name of every cgroup lockfault creates:
+// Prefix starts the name of every cgroup lockfault creates:
 // lockfault-<harness pid>-<run id>-<worker>.
-const cgroupPrefix = "lockfault-"
+const Prefix = "lockfault-"
 
-// cgroupWait bounds how long a killed cgroup may take to empty.
-const cgroupWait = 5 * time.Second
+// killWait bounds how long a killed cgroup may take to empty.
+const killWait = 5 * time.Second
 
-// workerCgroup is one worker's cgroup.
-type workerCgroup struct {
+// Group is one worker's cgroup.
+type Group struct {
 	dir  string
 	fd   *os.File
 	once sync.Once
 	err  error
 }
 
-// cgroupRoot is the writable cgroup v2 directory this process runs in, or
+// Root is the writable cgroup v2 directory this process runs in, or
 // why there is none.
-func cgroupRoot() (string, error) {
+func Root() (string, error) {
 	mount, err := cgroup2Mount()
 	if err != nil {
 		return "", err
@@ -88,13 +91,13 @@ func ownCgroup() (string, error) {
 	return "", errors.New("this process is in no cgroup v2")
 }
 
-// newWorkerCgroup creates the cgroup a worker of a run starts in.
-func newWorkerCgroup(runID, worker string) (*workerCgroup, error) {
-	root, err := cgroupRoot()
+// New creates the cgroup a worker of a run starts in.
+func New(runID, worker string) (*Group, error) {
+	root, err := Root()
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(root, fmt.Sprintf("%s%d-%s-%s", cgroupPrefix, os.Getpid(), runID, worker))
+	dir := filepath.Join(root, fmt.Sprintf("%s%d-%s-%s", Prefix, os.Getpid(), runID, worker))
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, err
 	}
@@ -103,40 +106,44 @@ func newWorkerCgroup(runID, worker string) (*workerCgroup, error) {
 		os.Remove(dir)
 		return nil, err
 	}
-	return &workerCgroup{dir: dir, fd: fd}, nil
+	return &Group{dir: dir, fd: fd}, nil
 }
 
-// kill kills every process in the cgroup, waits until it is empty and
-// removes it.
-func (c *workerCgroup) kill() error {
+// FD is the cgroup's open directory, for clone3's CLONE_INTO_CGROUP
+// (syscall.SysProcAttr.CgroupFD).
+func (c *Group) FD() int { return int(c.fd.Fd()) }
+
+// Kill kills every process in the cgroup, waits until it is empty and
+// removes it. A nil Group has nothing to kill.
+func (c *Group) Kill() error {
 	if c == nil {
 		return nil
 	}
 	c.once.Do(func() {
 		c.fd.Close()
-		c.err = killCgroup(c.dir)
+		c.err = killDir(c.dir)
 	})
 	return c.err
 }
 
-func killCgroup(dir string) error {
+func killDir(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil {
 		// A kernel before 5.14: kill what is there, one by one.
-		for _, pid := range cgroupPids(dir) {
+		for _, pid := range pids(dir) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
-	deadline := time.Now().Add(cgroupWait)
-	for len(cgroupPids(dir)) > 0 {
+	deadline := time.Now().Add(killWait)
+	for len(pids(dir)) > 0 {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cgroup %s still has processes %v after %v", dir, cgroupPids(dir), cgroupWait)
+			return fmt.Errorf("cgroup %s still has processes %v after %v", dir, pids(dir), killWait)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	return os.Remove(dir)
 }
 
-func cgroupPids(dir string) []int {
+func pids(dir string) []int {
 	b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	var out []int
 	for _, f := range strings.Fields(string(b)) {
@@ -147,11 +154,11 @@ func cgroupPids(dir string) []int {
 	return out
 }
 
-// CleanCgroups removes the worker cgroups of runs whose harness is gone
+// Clean removes the worker cgroups of runs whose harness is gone
 // (a SIGKILLed run), killing what is left in them; only cgroups named by
 // lockfault (lockfault-<harness pid>-...) are touched.
-func CleanCgroups() (int, error) {
-	root, err := cgroupRoot()
+func Clean() (int, error) {
+	root, err := Root()
 	if err != nil {
 		return 0, nil // nothing lockfault could have created
 	}
@@ -162,7 +169,7 @@ func CleanCgroups() (int, error) {
 	n := 0
 	var errs []error
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+		rest, ok := strings.CutPrefix(e.Name(), Prefix)
 		if !ok || !e.IsDir() {
 			continue
 		}
@@ -171,7 +178,7 @@ func CleanCgroups() (int, error) {
 		if err != nil || (pid != os.Getpid() && syscall.Kill(pid, 0) == nil) {
 			continue // not ours, or its harness still runs
 		}
-		if err := killCgroup(filepath.Join(root, e.Name())); err != nil {
+		if err := killDir(filepath.Join(root, e.Name())); err != nil {
 			errs = append(errs, err)
 			continue
 		}
