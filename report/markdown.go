@@ -26,7 +26,28 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 	if r == nil {
 		r = &checker.Result{}
 	}
+	headSection(d, meta)
+	verdictSection(d, meta, res, r)
+	if have[FileTimeline] {
+		d.H(2, "Timeline")
+		d.P(Txt("One lane per client. Bars are holds of the lock (acquired → released, expired or crashed); " +
+			"a thin pale bar after a hold means the client still touched the resource after its hold had ended. " +
+			"Shaded vertical bands are fault windows. Red marks two clients holding the lock at once, orange an overlap " +
+			"that fencing made harmless, a red ✕ a lost update. Dashed lines are cycle starts."))
+		d.Img("timeline", FileTimeline)
+	}
+	findingsSection(d, sp, r)
+	cyclesSection(d, sp, events, r)
+	statsSection(d, events, r)
+	faultsSection(d, sp, meta, r)
+	effectsSection(d, sp, events)
+	filesSection(d, have)
+	runSection(d, meta)
+	return d
+}
 
+// headSection: the title, what cut the run short, the claim.
+func headSection(d *Document, meta Meta) {
 	d.H(1, fmt.Sprintf("lockfault: %s × %s", meta.Scenario, meta.Label()))
 	if meta.Interrupted {
 		d.Callout(Bold("Interrupted."), Txt(" The run was cut short (Ctrl-C): everything below covers only the part of the run before it stopped."))
@@ -40,7 +61,11 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 	if meta.Description != "" {
 		d.P(Txt(meta.Description))
 	}
+}
 
+// verdictSection: the verdict against the expectation, and the evidence
+// that the faults reached the lock. res may be nil (r is then empty).
+func verdictSection(d *Document, meta Meta, res, r *checker.Result) {
 	d.H(2, "Verdict")
 	d.P(Txt(verdictSentence(meta, r)))
 	exp := ClassList(meta.Expect)
@@ -64,22 +89,10 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 			d.UL(items...)
 		}
 	}
+}
 
-	if have[FileTimeline] {
-		d.H(2, "Timeline")
-		d.P(Txt("One lane per client. Bars are holds of the lock (acquired → released, expired or crashed); " +
-			"a thin pale bar after a hold means the client still touched the resource after its hold had ended. " +
-			"Shaded vertical bands are fault windows. Red marks two clients holding the lock at once, orange an overlap " +
-			"that fencing made harmless, a red ✕ a lost update. Dashed lines are cycle starts."))
-		d.Img("timeline", FileTimeline)
-	}
-
-	findingsSection(d, sp, r)
-	cyclesSection(d, sp, events, r)
-	statsSection(d, events, r)
-	faultsSection(d, sp, meta, r)
-	effectsSection(d, sp, events)
-
+// filesSection lists the files of the report folder that were written.
+func filesSection(d *Document, have map[string]bool) {
 	d.H(2, "Files")
 	var items [][]Inline
 	for _, f := range []struct{ name, what string }{
@@ -95,7 +108,10 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 		}
 	}
 	d.UL(items...)
+}
 
+// runSection: the run's id, backend, seed and times.
+func runSection(d *Document, meta Meta) {
 	d.H(2, "Run")
 	run := [][]Cell{
 		{Plain("run id"), Plain(OrDash(meta.RunID))},
@@ -107,7 +123,6 @@ func runDocument(meta Meta, events []history.Event, res *checker.Result, have ma
 	}
 	run = append(run, []Cell{Plain("duration"), Plain(meta.Duration.Round(time.Millisecond).String())})
 	d.Tab(Table{Header: []string{"", ""}, Rows: run})
-	return d
 }
 
 // verdictSentence says in plain words what the run found.
