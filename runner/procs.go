@@ -191,14 +191,14 @@ func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
 		p.kill()
 		return nil, err
 	}
-	init := worker.Command{Cmd: "init", Client: identity, Lock: r.sc.Lock.Name, Options: r.sc.Lock.Options, Endpoints: ep, Resource: r.res.Addr()}
+	init := worker.Command{Cmd: "init", Client: identity, Lock: r.subject.Name(), Options: r.lockOpts, Endpoints: ep, Resource: r.res.Addr()}
 	m, err := p.handshake(ctx, init, r.opt.workerTimeout())
 	if err != nil {
 		return nil, err
 	}
-	if m.Lock != r.sc.Lock.Name {
+	if m.Lock != r.subject.Name() {
 		p.kill()
-		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, r.sc.Lock.Name)
+		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, r.subject.Name())
 	}
 	return p, nil
 }

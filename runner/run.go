@@ -111,7 +111,8 @@ type run struct {
 	clus      *cluster.Cluster
 	workerLog *capWriter // workers.log, bounded
 	info      RunInfo
-	subject   Subject // the lock under test and the worker that runs it
+	subject   Subject           // the lock under test and the worker that runs it
+	lockOpts  map[string]string // its options as it runs (Plan.Options)
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -168,13 +169,13 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		opt.RunID = NewRunID()
 	}
 	sc := plan.Scenario
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate(), subject: plan.Subject}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate(), subject: plan.Subject, lockOpts: plan.Options}
 	r.dir = ReportDir(opt, sc, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 	started := time.Now()
-	ri := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: sc.Lock.Name, Source: sc.File,
+	ri := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: r.subject.Name(), Source: sc.File,
 		Backend: string(opt.Backend), Cycles: sc.Nemesis.Cycles, Started: started, Pid: os.Getpid()}
 	if sc.Nemesis.Random != nil {
 		ri.Seed = sc.Nemesis.Random.Seed
@@ -191,7 +192,7 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		return nil, err
 	}
 	r.workerLog = &capWriter{w: logFile, max: MaxWorkerLog}
-	meta := report.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
+	meta := report.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: r.subject.Name(), LockLabel: lockLabel(scenarios.Lock{Name: r.subject.Name(), Options: r.lockOpts}),
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
 	r.info = ri
 
