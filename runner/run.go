@@ -260,58 +260,11 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 		}
 	}()
 
-	bk := r.opt.Backend
-	if r.sc.Topology.Kind == lockfault.Cluster && (bk == cluster.BackendAuto || bk == "") {
-		bk = cluster.BackendProcess // the cluster topology runs on processes only, for now
-	}
-	backend, err := bk.NewBackend(ctx, r.id)
+	closeCluster, err := r.startCluster(ctx, meta)
 	if err != nil {
 		return err
 	}
-	meta.Backend = backend.Name()
-	topo := clusterTopology(r.sc)
-	topo.ClockShim = r.needsShim()
-	if backend.Name() == "process" {
-		// A missing server is named with its Debian package before any
-		// node starts.
-		if err := cluster.CheckPrograms(topo.Programs()...); err != nil {
-			backend.Close(context.Background())
-			return err
-		}
-	}
-	r.note("setup", "backend "+backend.Name())
-	r.info.Backend = backend.Name()
-	if err := writeRunInfo(r.dir, r.info); err != nil {
-		backend.Close(context.Background())
-		return err
-	}
-	if r.subject.External() {
-		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
-	}
-	if err := r.supported(backend); err != nil {
-		backend.Close(context.Background())
-		return err
-	}
-	nw, err := cluster.NetFor(backend, r.id)
-	if err != nil {
-		backend.Close(context.Background())
-		return err
-	}
-	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
-	r.clus, err = cluster.Start(ctx, backend, nw, topo)
-	if err != nil {
-		nw.Close()
-		backend.Close(context.Background())
-		return fmt.Errorf("start cluster: %w", err)
-	}
-	r.clus.LockKey = lockKey(r.sc)
-	cleanups = append(cleanups, func() {
-		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cc()
-		if err := r.clus.Close(c); err != nil {
-			fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
-		}
-	})
+	cleanups = append(cleanups, closeCluster)
 	r.note("setup", "cluster up")
 	if r.usesTaps() {
 		r.taps = newTaps()
@@ -325,6 +278,94 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 	cleanups = append(cleanups, r.res.Close)
 
 	cleanups = append(cleanups, r.killWorkers)
+	if err := r.startWorkers(ctx); err != nil {
+		return err
+	}
+	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
+
+	stopWorkload, wg := r.startWorkload(ctx, cancel)
+	stopBound := r.boundEvents(ctx)
+	stopProbe := func() {}
+	if r.sc.StuckAfter > 0 {
+		// Liveness is judged: record the stalls of the harness's own path.
+		stopProbe = r.probePaths(ctx)
+		cleanups = append(cleanups, stopProbe)
+	}
+	nemErr := r.nemesis(ctx, meta)
+	stopProbe()
+	stopBound()
+	stopWorkload()
+	r.gate.open()
+	r.drain(wg)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause // the first protocol violation or bound, which ended the run
+	}
+	if nemErr != nil {
+		return nemErr
+	}
+	return ctx.Err()
+}
+
+// startCluster starts the run's nodes and proxies on its backend (the
+// scenario's topology), and returns how to tear them down.
+func (r *run) startCluster(ctx context.Context, meta *report.Meta) (closeIt func(), err error) {
+	bk := r.opt.Backend
+	if r.sc.Topology.Kind == lockfault.Cluster && (bk == cluster.BackendAuto || bk == "") {
+		bk = cluster.BackendProcess // the cluster topology runs on processes only, for now
+	}
+	backend, err := bk.NewBackend(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	meta.Backend = backend.Name()
+	topo := clusterTopology(r.sc)
+	topo.ClockShim = r.needsShim()
+	if backend.Name() == "process" {
+		// A missing server is named with its Debian package before any
+		// node starts.
+		if err := cluster.CheckPrograms(topo.Programs()...); err != nil {
+			backend.Close(context.Background())
+			return nil, err
+		}
+	}
+	r.note("setup", "backend "+backend.Name())
+	r.info.Backend = backend.Name()
+	if err := writeRunInfo(r.dir, r.info); err != nil {
+		backend.Close(context.Background())
+		return nil, err
+	}
+	if r.subject.External() {
+		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
+	}
+	if err := r.supported(backend); err != nil {
+		backend.Close(context.Background())
+		return nil, err
+	}
+	nw, err := cluster.NetFor(backend, r.id)
+	if err != nil {
+		backend.Close(context.Background())
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
+	r.clus, err = cluster.Start(ctx, backend, nw, topo)
+	if err != nil {
+		nw.Close()
+		backend.Close(context.Background())
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	r.clus.LockKey = lockKey(r.sc)
+	return func() {
+		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cc()
+		if err := r.clus.Close(c); err != nil {
+			fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
+		}
+	}, nil
+}
+
+// startWorkers starts every client's worker process; each must answer
+// init with its ready.
+func (r *run) startWorkers(ctx context.Context) error {
 	for i := 1; i <= r.sc.Workload.Clients; i++ {
 		name := fmt.Sprintf("c%d", i)
 		p, err := r.startProc(ctx, name)
@@ -335,13 +376,18 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 		r.procs[name] = p
 		r.mu.Unlock()
 	}
-	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
+	return nil
+}
 
+// startWorkload starts every client's loop, cN's first round (N-1) ×
+// start_apart after c1's; stop ends them, wg waits for them. A panic in a
+// loop ends the run through cancel.
+func (r *run) startWorkload(ctx context.Context, cancel func()) (stop func(), wg *sync.WaitGroup) {
 	wctx, stopWorkload := context.WithCancel(ctx)
 	r.mu.Lock()
 	r.wctx = wctx
 	r.mu.Unlock()
-	var wg sync.WaitGroup
+	wg = &sync.WaitGroup{}
 	for i := 1; i <= r.sc.Workload.Clients; i++ {
 		name := fmt.Sprintf("c%d", i)
 		wg.Add(1)
@@ -355,26 +401,7 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 			r.clientLoop(wctx, name)
 		}()
 	}
-	stopBound := r.boundEvents(ctx)
-	stopProbe := func() {}
-	if r.sc.StuckAfter > 0 {
-		// Liveness is judged: record the stalls of the harness's own path.
-		stopProbe = r.probePaths(ctx)
-		cleanups = append(cleanups, stopProbe)
-	}
-	nemErr := r.nemesis(ctx, meta)
-	stopProbe()
-	stopBound()
-	stopWorkload()
-	r.gate.open()
-	r.drain(&wg)
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return cause // the first protocol violation or bound, which ended the run
-	}
-	if nemErr != nil {
-		return nemErr
-	}
-	return ctx.Err()
+	return stopWorkload, wg
 }
 
 // boundEvents ends the run when its history passes MaxEvents.
