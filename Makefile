@@ -10,6 +10,7 @@
 #   make bench                           acquire+release pairs/s per lock, harness throughput ratio; checker, check/report and history writer benchmarks
 #   make bench-scenarios                 wall time of master-failover and of the single and redlock suites (both backends)
 #   make bench-claims                    the same plus the wall time of the whole catalogue
+#   make bench-first-contact             git clone + make scenario name=master-failover, empty Go caches, timed
 #   make campaign-image                  the image the Kubernetes Job's pods run (docs/CAMPAIGNS.md)
 #   make clean                           remove what killed runs left behind
 #   make fuzz                            the fuzz targets, FUZZTIME each (default 10m)
@@ -25,7 +26,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims bench-first-contact clean vet fuzz docs
 
 all: build
 
@@ -213,6 +214,10 @@ bench-scenarios: debs-servers build image
 
 bench-claims: debs-servers build image
 	@BENCH_CLAIMS=1 bash bench/scenarios.sh
+
+# The README's first command from a clone with empty Go caches (bench/first-contact.sh).
+bench-first-contact:
+	@bash bench/first-contact.sh
 
 # Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
 # seed corpora (testdata/fuzz/) also run as plain tests in `make test`.
