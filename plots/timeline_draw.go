@@ -102,9 +102,14 @@ func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 	tl := fg.tl
 	x, y := p.Transforms(&c)
 	xs := func(t int64) vg.Length { return x(tl.sp.Sec(t)) }
+	tl.drawHolds(&c, xs, y)
+	tl.drawMarks(&c, xs, y)
+	tl.drawFindings(&c, xs, y)
+}
 
-	// Holds: a bar per grant; a thin pale bar from the hold's end to the
-	// client's last access when it kept using the resource afterwards.
+// drawHolds: a bar per grant; a thin pale bar from the hold's end to the
+// client's last access when it kept using the resource afterwards.
+func (tl *timeline) drawHolds(c *draw.Canvas, xs func(int64) vg.Length, y func(float64) vg.Length) {
 	for _, h := range tl.holds {
 		l, ok := tl.lane[h.Process]
 		if !ok {
@@ -114,7 +119,7 @@ func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 		col := clientColor(l)
 		x0, x1 := xs(h.Start), xs(h.End)
 		x1 = max(x1, x0+vg.Points(1))
-		fillRect(&c, x0, x1, y(yc-0.27), y(yc+0.27), col)
+		fillRect(c, x0, x1, y(yc-0.27), y(yc+0.27), col)
 		if lbl := labelStyle(9, false, color.White); x1-x0 > lbl.Width(h.Lease)+vg.Points(8) {
 			lbl.YAlign = draw.YCenter
 			c.FillText(lbl, vg.Point{X: x0 + vg.Points(4), Y: y(yc)}, h.Lease)
@@ -125,32 +130,38 @@ func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		if h.LastAccess > h.End {
 			s0, s1 := x1, max(xs(h.LastAccess), x1+vg.Points(2))
-			fillRect(&c, s0, s1, y(yc-0.1), y(yc+0.1), pale(col))
-			outline(&c, s0, s1, y(yc-0.1), y(yc+0.1), draw.LineStyle{Color: col, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}})
+			fillRect(c, s0, s1, y(yc-0.1), y(yc+0.1), pale(col))
+			outline(c, s0, s1, y(yc-0.1), y(yc+0.1), draw.LineStyle{Color: col, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}})
 		}
 	}
-	// Writes as short ticks under the bars; refused accesses as orange
-	// triangles; crashes as a black cross.
+}
+
+// drawMarks: writes as short ticks under the bars, refused accesses as
+// orange triangles, crashes as a black cross.
+func (tl *timeline) drawMarks(c *draw.Canvas, xs func(int64) vg.Length, y func(float64) vg.Length) {
 	tick := draw.LineStyle{Color: color.Gray{Y: 40}, Width: vg.Points(0.8)}
 	for _, m := range tl.writes {
 		yc := tl.laneY(m.lane)
 		c.StrokeLine2(tick, xs(m.t), y(yc-0.27), xs(m.t), y(yc-0.40))
 	}
 	for _, m := range tl.stale {
-		staleWrite(&c, xs(m.t), y(tl.laneY(m.lane)))
+		staleWrite(c, xs(m.t), y(tl.laneY(m.lane)))
 	}
 	for _, m := range tl.refused {
 		c.DrawGlyph(draw.GlyphStyle{Color: fencedEdge, Radius: vg.Points(4), Shape: draw.TriangleGlyph{}}, vg.Point{X: xs(m.t), Y: y(tl.laneY(m.lane) - 0.36)})
 	}
 	for _, m := range tl.crashes {
-		cross(&c, xs(m.t), y(tl.laneY(m.lane)), vg.Points(6), color.Black)
+		cross(c, xs(m.t), y(tl.laneY(m.lane)), vg.Points(6), color.Black)
 		sty := labelStyle(9, true, color.Black)
 		sty.YAlign = draw.YBottom
 		c.FillText(sty, vg.Point{X: xs(m.t) + vg.Points(7), Y: y(tl.laneY(m.lane) + 0.3)}, "crashed")
 	}
 
-	// Findings: red (or orange when fenced) boxes over the overlap in both
-	// lanes; a red cross on each lane of a lost update.
+}
+
+// drawFindings: red (or orange when fenced) boxes over the overlap in both
+// lanes; a red cross on each lane of a lost update.
+func (tl *timeline) drawFindings(c *draw.Canvas, xs func(int64) vg.Length, y func(float64) vg.Length) {
 	labelled := len(tl.findings) <= tlMaxLabels
 	labelEnd := map[int]vg.Length{}
 	// label writes s right of a mark at [xa, xb], or left of it near the
@@ -186,7 +197,7 @@ func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 			}
 			sty := draw.LineStyle{Color: edge, Width: vg.Points(1.5)}
 			for _, b := range boxes {
-				outline(&c, b.Min.X, b.Max.X, b.Min.Y, b.Max.Y, sty)
+				outline(c, b.Min.X, b.Max.X, b.Min.Y, b.Max.Y, sty)
 			}
 			if len(boxes) > 1 { // lanes apart: join the boxes
 				mid := (boxes[0].Min.X + boxes[0].Max.X) / 2
@@ -200,11 +211,11 @@ func (fg foreground) Plot(c draw.Canvas, p *plot.Plot) {
 			label(lanes[0], boxes[0].Min.X, boxes[0].Max.X, s, edge)
 		case checker.ClassCorruption:
 			if len(lanes) == 0 { // unattributed: one cross above the lanes
-				cross(&c, xs(f.To), y(float64(len(tl.lanes))-0.5)+vg.Points(7), vg.Points(6), overlapEdge)
+				cross(c, xs(f.To), y(float64(len(tl.lanes))-0.5)+vg.Points(7), vg.Points(6), overlapEdge)
 				continue
 			}
 			for _, l := range lanes {
-				cross(&c, xs(f.To), y(tl.laneY(l)), vg.Points(7), overlapEdge)
+				cross(c, xs(f.To), y(tl.laneY(l)), vg.Points(7), overlapEdge)
 			}
 			label(lanes[len(lanes)-1], xs(f.To)-vg.Points(8), xs(f.To)+vg.Points(8), "lost update", overlapEdge)
 		}

@@ -243,6 +243,14 @@ func annotations(events []history.Event, res *checker.Result, wins []window, sum
 	if res == nil {
 		return out
 	}
+	return append(out, resultAnnotations(res, sp, visible)...)
+}
+
+// resultAnnotations are the checker's fault windows, holds (with the
+// resource accesses after a hold ended) and findings that fall in a shown
+// stretch.
+func resultAnnotations(res *checker.Result, sp Span, visible func(a, b int64) bool) []porcupine.Annotation {
+	var out []porcupine.Annotation
 	for _, w := range res.Faults {
 		end := sp.WindowEnd(w)
 		if !visible(w.Start, end) {
