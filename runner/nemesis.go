@@ -141,7 +141,7 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 	case st.Sleep > 0:
 		return sleep(ctx, st.Sleep.D())
 	case polledAwait(st.Await):
-		return r.awaitPolled(ctx, st.Await, st.Within.D())
+		return awaitPolled(ctx, r.clus, st.Await, st.Within.D())
 	case st.Await == scenarios.AwaitCommand:
 		return r.awaitCommand(ctx, st, r.awaiting)
 	case st.Await != "":
