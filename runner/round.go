@@ -68,7 +68,7 @@ func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error
 	if err := p.Send(c); err != nil {
 		return rs.unknown(errDead)
 	}
-	timeout := r.opTimeout()
+	timeout := opTimeout(r.sc)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {

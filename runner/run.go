@@ -319,7 +319,7 @@ func (r *run) startCluster(ctx context.Context, meta *report.Meta) (closeIt func
 	}
 	meta.Backend = backend.Name()
 	topo := clusterTopology(r.sc)
-	topo.ClockShim = r.needsShim()
+	topo.ClockShim = UsesClockShim(r.sc)
 	if backend.Name() == "process" {
 		// A missing server is named with its Debian package before any
 		// node starts.
@@ -337,7 +337,7 @@ func (r *run) startCluster(ctx context.Context, meta *report.Meta) (closeIt func
 	if r.subject.External() {
 		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
 	}
-	if err := r.supported(backend); err != nil {
+	if err := supported(r.sc, backend); err != nil {
 		backend.Close(context.Background())
 		return nil, err
 	}
@@ -437,30 +437,27 @@ func (r *run) recoverInto(cancel func()) {
 // supported refuses, before any node starts, a fault the backend cannot
 // inject (a clock fault on nodes without the clock shim, a power loss a
 // remote daemon cannot freeze), naming the step.
-func (r *run) supported(b cluster.Backend) error {
-	if r.sc.Topology.Kind == lockfault.Cluster && b.Name() != string(cluster.BackendProcess) {
-		return fmt.Errorf("%s: topology.kind: the %s backend cannot run a cluster topology yet (allowed: -backend process or auto)", r.sc.File, b.Name())
+func supported(sc *scenarios.Scenario, b cluster.Backend) error {
+	if sc.Topology.Kind == lockfault.Cluster && b.Name() != string(cluster.BackendProcess) {
+		return fmt.Errorf("%s: topology.kind: the %s backend cannot run a cluster topology yet (allowed: -backend process or auto)", sc.File, b.Name())
 	}
-	for _, st := range r.sc.Nemesis.Steps {
+	for _, st := range sc.Nemesis.Steps {
 		if st.Fault == "" {
 			continue
 		}
 		if err := b.Supports(st.Fault); err != nil {
-			return fmt.Errorf("%s:%d: step %q: the %s backend cannot inject it: %w", r.sc.File, st.Line, st.String(), b.Name(), err)
+			return fmt.Errorf("%s:%d: step %q: the %s backend cannot inject it: %w", sc.File, st.Line, st.String(), b.Name(), err)
 		}
 	}
-	if rn := r.sc.Nemesis.Random; rn != nil {
+	if rn := sc.Nemesis.Random; rn != nil {
 		for _, f := range rn.Faults {
 			if err := b.Supports(f); err != nil {
-				return fmt.Errorf("%s:%d: random fault %s: the %s backend cannot inject it: %w", r.sc.File, rn.Line, f, b.Name(), err)
+				return fmt.Errorf("%s:%d: random fault %s: the %s backend cannot inject it: %w", sc.File, rn.Line, f, b.Name(), err)
 			}
 		}
 	}
 	return nil
 }
-
-// needsShim: clock and power-loss faults need the node shim preloaded.
-func (r *run) needsShim() bool { return UsesClockShim(r.sc) }
 
 // ShimFaults are the faults that move a node's clock through the clock
 // shim (power-loss restarts a node with its clock behind).
