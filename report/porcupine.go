@@ -87,9 +87,6 @@ var visModel = porcupine.Model{
 // sections as a sample. Stretches whose check timed out are left out (the
 // search would time out again).
 func chooseWindows(byKey map[string][]porcupine.Operation, res *checker.Result) ([]window, string) {
-	var out []window
-	total := 0
-	skipped := 0
 	nops := 0
 	for _, ops := range byKey {
 		nops += len(ops)
@@ -99,65 +96,17 @@ func chooseWindows(byKey map[string][]porcupine.Operation, res *checker.Result) 
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if nops <= maxWindowOps && len(keys) <= maxWindows {
-		// A run this short is shown whole: one stretch per key, from 0.
-		for _, k := range keys {
-			ops := byKey[k]
-			if len(ops) == 0 {
-				continue
-			}
-			to := ops[0].Return
-			for _, op := range ops {
-				to = max(to, op.Return)
-			}
-			out = append(out, window{seg: checker.Segment{Key: k, From: ops[0].Call, To: to, Ops: len(ops)}, ops: ops, tag: "whole"})
-		}
-		nseg := 0
-		if res != nil {
-			nseg = res.SegmentCount
-		}
-		return out, fmt.Sprintf("%d critical sections in %d independent stretches over %d key(s); linearizable: %s. Shown: all of them",
-			nops, nseg, len(byKey), linOf(res))
-	}
-	if res != nil {
-		for _, s := range res.Segments {
-			if s.Result == string(porcupine.Unknown) {
-				skipped++
-				continue
-			}
-			ops := byKey[s.Key]
-			i := sort.Search(len(ops), func(i int) bool { return ops[i].Call >= s.From })
-			j := i
-			for j < len(ops) && ops[j].Call <= s.To {
-				j++
-			}
-			if len(out) >= maxWindows || total+(j-i) > maxWindowOps || j == i {
-				skipped++
-				continue
-			}
-			out = append(out, window{seg: s, ops: ops[i:j], tag: s.Result})
-			total += j - i
-		}
-	}
 	nseg := 0
 	if res != nil {
 		nseg = res.SegmentCount
 	}
+	if nops <= maxWindowOps && len(keys) <= maxWindows {
+		return wholeWindows(byKey, keys), fmt.Sprintf("%d critical sections in %d independent stretches over %d key(s); linearizable: %s. Shown: all of them",
+			nops, nseg, len(byKey), linOf(res))
+	}
+	out, skipped := searchedWindows(byKey, res)
 	if len(out) == 0 {
-		// A sample: the first sections of the first key, from value 0.
-		if len(keys) > 0 {
-			ops := byKey[keys[0]]
-			cut := 0
-			for _, c := range checker.Segments(ops) {
-				if c[1] > sampleOps && cut > 0 {
-					break
-				}
-				cut = c[1]
-			}
-			if cut > 0 {
-				out = append(out, window{seg: checker.Segment{Key: keys[0], From: ops[0].Call, To: ops[cut-1].Return, Ops: cut}, ops: ops[:cut], tag: "sample"})
-			}
-		}
+		out = sampleWindow(byKey, keys)
 	}
 	summary := fmt.Sprintf("%d critical sections in %d independent stretches over %d key(s); linearizable: %s. Shown: %d stretch(es)",
 		nops, nseg, len(byKey), linOf(res), len(out))
@@ -170,6 +119,70 @@ func chooseWindows(byKey map[string][]porcupine.Operation, res *checker.Result) 
 		summary += fmt.Sprintf("; %d more not shown (page bounded to %d stretches, %d sections, and stretches whose check timed out are left out)", skipped, maxWindows, maxWindowOps)
 	}
 	return out, summary
+}
+
+// wholeWindows shows a short run whole: one stretch per key, from 0.
+func wholeWindows(byKey map[string][]porcupine.Operation, keys []string) []window {
+	var out []window
+	for _, k := range keys {
+		ops := byKey[k]
+		if len(ops) == 0 {
+			continue
+		}
+		to := ops[0].Return
+		for _, op := range ops {
+			to = max(to, op.Return)
+		}
+		out = append(out, window{seg: checker.Segment{Key: k, From: ops[0].Call, To: to, Ops: len(ops)}, ops: ops, tag: "whole"})
+	}
+	return out
+}
+
+// searchedWindows are the checker's stretches in its order (those not
+// linearizable first), up to the bounds; skipped counts those left out.
+func searchedWindows(byKey map[string][]porcupine.Operation, res *checker.Result) (out []window, skipped int) {
+	if res == nil {
+		return nil, 0
+	}
+	total := 0
+	for _, s := range res.Segments {
+		if s.Result == string(porcupine.Unknown) {
+			skipped++
+			continue
+		}
+		ops := byKey[s.Key]
+		i := sort.Search(len(ops), func(i int) bool { return ops[i].Call >= s.From })
+		j := i
+		for j < len(ops) && ops[j].Call <= s.To {
+			j++
+		}
+		if len(out) >= maxWindows || total+(j-i) > maxWindowOps || j == i {
+			skipped++
+			continue
+		}
+		out = append(out, window{seg: s, ops: ops[i:j], tag: s.Result})
+		total += j - i
+	}
+	return out, skipped
+}
+
+// sampleWindow is the first sections of the first key, from value 0.
+func sampleWindow(byKey map[string][]porcupine.Operation, keys []string) []window {
+	if len(keys) == 0 {
+		return nil
+	}
+	ops := byKey[keys[0]]
+	cut := 0
+	for _, c := range checker.Segments(ops) {
+		if c[1] > sampleOps && cut > 0 {
+			break
+		}
+		cut = c[1]
+	}
+	if cut == 0 {
+		return nil
+	}
+	return []window{{seg: checker.Segment{Key: keys[0], From: ops[0].Call, To: ops[cut-1].Return, Ops: cut}, ops: ops[:cut], tag: "sample"}}
 }
 
 func linOf(res *checker.Result) string {
