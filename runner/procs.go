@@ -102,18 +102,7 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	// The group is also what kill ends, children of a script included.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	// Descendants that leave the process group stay in the cgroup.
-	runID := "describe-" + NewRunID()
-	if r != nil {
-		runID = r.id
-	}
-	if cg, err := cgroup.New(runID, name); err != nil {
-		if r != nil {
-			r.noCgroup(err)
-		}
-	} else {
-		p.cg = cg
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
-	}
+	p.cg = startInCgroup(cmd, name, r)
 	if stderr == nil {
 		stderr = io.Discard
 	}
@@ -142,6 +131,32 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	}
 	pw.Close()
 	p.cmd, p.in = cmd, in
+	watchWorker(p, pr)
+	return p, nil
+}
+
+// startInCgroup makes cmd start in a cgroup of its own and returns it;
+// nil (noted on the run) when there is none to make.
+func startInCgroup(cmd *exec.Cmd, name string, r *run) *cgroup.Group {
+	runID := "describe-" + NewRunID()
+	if r != nil {
+		runID = r.id
+	}
+	cg, err := cgroup.New(runID, name)
+	if err != nil {
+		if r != nil {
+			r.noCgroup(err)
+		}
+		return nil
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
+	return cg
+}
+
+// watchWorker reads the started worker p's lines from pr, and closes
+// p.dead once it has exited and its lines are read.
+func watchWorker(p *proc, pr *os.File) {
+	cmd := p.cmd
 	go func() {
 		defer close(p.readerDone)
 		defer pr.Close()
@@ -168,7 +183,6 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		}
 		close(p.dead)
 	}()
-	return p, nil
 }
 
 // startProc launches a worker for a client of the run and initialises it.

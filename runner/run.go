@@ -214,8 +214,19 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 			meta.Interrupted = true
 		}
 	}
+	out, runErr = judge(r.dir, sc, meta, runErr)
+	if r.taps != nil {
+		out.Commands = r.taps.reg.Seen()
+	}
+	return out, runErr
+}
+
+// judge reads the run's history back from dir, checks it against the
+// scenario's expectation, writes the report and returns the outcome;
+// runErr, the harness's own error, gains any error of these steps.
+func judge(dir string, sc *scenarios.Scenario, meta report.Meta, runErr error) (*Outcome, error) {
 	// The writer keeps nothing in memory: the check reads the file back.
-	events, rerr := history.Read(filepath.Join(r.dir, "history.jsonl"))
+	events, rerr := history.Read(filepath.Join(dir, "history.jsonl"))
 	if rerr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("read history: %w", rerr))
 		if meta.Error != "" {
@@ -233,14 +244,10 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		meta.Matched = false
 		meta.Why = "the harness failed: " + meta.Error
 	}
-	if werr := report.Write(r.dir, meta, events, res); werr != nil {
+	if werr := report.Write(dir, meta, events, res); werr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("write report: %w", werr))
 	}
-	out = &Outcome{Dir: r.dir, Meta: meta, Result: res, Summary: report.Summary(r.dir, meta, res)}
-	if r.taps != nil {
-		out.Commands = r.taps.reg.Seen()
-	}
-	return out, runErr
+	return &Outcome{Dir: dir, Meta: meta, Result: res, Summary: report.Summary(dir, meta, res)}, runErr
 }
 
 // execute is the part of a run that starts things; its deferred cleanup
