@@ -35,33 +35,7 @@ func writeClaimsPNG(path string, m *pages.Matrix) error {
 	verdict := labelStyle(12, true, color.Black)
 	small := labelStyle(9.5, false, color.Gray{Y: 50})
 
-	// Column widths from the lock names, row heights from the wrapped claims.
-	colW := make([]float64, len(m.Locks))
-	var headLines [][]string
-	headH := cpHeaderMin
-	for i, l := range m.Locks {
-		w := float64(head.Width(l)) + 2*cpPad
-		colW[i] = min(max(w, cpMinCol), cpMaxCol)
-		lines := wrap(head, l, colW[i]-2*cpPad)
-		headLines = append(headLines, lines)
-		headH = max(headH, float64(len(lines))*cpLine+2*cpPad)
-	}
-	type rowLayout struct {
-		label []string
-		cells [][]string // per lock: lines of text
-		h     float64
-	}
-	var rows []rowLayout
-	for _, c := range m.Claims {
-		r := rowLayout{label: wrap(body, c, cpLabelWidth-2*cpPad)}
-		r.h = max(cpCellMin, float64(len(r.label))*cpLine+2*cpPad)
-		for i, l := range m.Locks {
-			lines := cellLines(m.Cells[[2]string{c, l}], small, colW[i]-2*cpPad)
-			r.cells = append(r.cells, lines)
-			r.h = max(r.h, float64(len(lines))*cpLine+2*cpPad+4)
-		}
-		rows = append(rows, r)
-	}
+	colW, headLines, headH, rows := claimsLayout(m, head, body, small)
 
 	titleH := 40.0
 	width := 2*cpMargin + cpLabelWidth
@@ -123,6 +97,41 @@ func writeClaimsPNG(path string, m *pages.Matrix) error {
 	}
 
 	return writePNG(path, cv)
+}
+
+// claimRow is a claim's row of the matrix laid out: its wrapped label,
+// each lock's cell as lines of text, its height.
+type claimRow struct {
+	label []string
+	cells [][]string // per lock: lines of text
+	h     float64
+}
+
+// claimsLayout sizes the matrix: column widths from the lock names (their
+// wrapped lines and the header's height), row heights from the wrapped
+// claims and cells.
+func claimsLayout(m *pages.Matrix, head, body, small text.Style) (colW []float64, headLines [][]string, headH float64, rows []claimRow) {
+	colW = make([]float64, len(m.Locks))
+	headH = cpHeaderMin
+	for i, l := range m.Locks {
+		w := float64(head.Width(l)) + 2*cpPad
+		colW[i] = min(max(w, cpMinCol), cpMaxCol)
+		lines := wrap(head, l, colW[i]-2*cpPad)
+		headLines = append(headLines, lines)
+		headH = max(headH, float64(len(lines))*cpLine+2*cpPad)
+	}
+	for _, c := range m.Claims {
+		r := claimRow{label: wrap(body, c, cpLabelWidth-2*cpPad)}
+		r.h = max(cpCellMin, float64(len(r.label))*cpLine+2*cpPad)
+		for i, l := range m.Locks {
+			lines := cellLines(m.Cells[[2]string{c, l}], small, colW[i]-2*cpPad)
+			r.cells = append(r.cells, lines)
+			r.h = max(r.h, float64(len(lines))*cpLine+2*cpPad+4)
+		}
+		rows = append(rows, r)
+	}
+
+	return colW, headLines, headH, rows
 }
 
 // cellLines is the text of a cell: the observed verdict first, then the
