@@ -41,6 +41,10 @@ type ProcStater interface {
 	ProcState(ctx context.Context) (ProcState, error)
 }
 
+// The process backend's nodes show their process (the Docker backend's
+// assert theirs in package cluster/docker).
+var _ ProcStater = (*procNode)(nil)
+
 // NodeProc reads a node's server process; an error when the backend cannot
 // show it (a remote Docker daemon's process is not in this host's /proc).
 func NodeProc(ctx context.Context, n Node) (ProcState, error) {
@@ -65,7 +69,7 @@ func ReadProcState(pid int) string {
 	return string(b[i+2])
 }
 
-func (n *procNode) procState(context.Context) (ProcState, error) {
+func (n *procNode) ProcState(context.Context) (ProcState, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cmd == nil || n.cmd.Process == nil {
