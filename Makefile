@@ -76,6 +76,9 @@ build: modules simulate ext
 # is a published library's: simulate run -needs-ext).
 simulate: shim clock-overlay
 	$(GO) build $(CLOCK_FLAGS) -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
+	@# The proxies' server runs as the real toxiproxy-server program, found
+	@# beside bin/simulate (cluster/toxiapi.go); go.mod pins it as a tool.
+	CGO_ENABLED=0 $(GO) build -o bin/toxiproxy-server github.com/Shopify/toxiproxy/v2/cmd/server
 
 # The clock overlay (docs/FAULTS.md, clock-client): every Go worker binary
 # lockfault builds is built against a copy of the toolchain's time.go whose

@@ -85,6 +85,31 @@ func Merge(dirs ...string) (*Report, error) {
 		return nil, err
 	}
 	ref := shards[0]
+	byIndex, err := indexShards(ref, shards)
+	if err != nil {
+		return nil, err
+	}
+	def, err := ref.man.Def()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", ref.dir, err)
+	}
+	m := newMerger(ref, def)
+	for i := 1; i <= ref.shard.N; i++ {
+		s, ok := byIndex[i]
+		if !ok {
+			m.rep.Missing = append(m.rep.Missing, Shard{i, ref.shard.N}.String())
+			continue
+		}
+		if err := m.addShard(s); err != nil {
+			return nil, err
+		}
+	}
+	return m.report(), nil
+}
+
+// indexShards checks that every shard is of ref's campaign and in one
+// folder only, and indexes them by number.
+func indexShards(ref shardDir, shards []shardDir) (map[int]shardDir, error) {
 	byIndex := map[int]shardDir{}
 	for _, s := range shards {
 		if err := sameCampaign(ref, s); err != nil {
@@ -95,82 +120,108 @@ func Merge(dirs ...string) (*Report, error) {
 		}
 		byIndex[s.shard.I] = s
 	}
-	def, err := ref.man.Def()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", ref.dir, err)
-	}
-	specs := map[string]RunSpec{}
+	return byIndex, nil
+}
+
+// place is where a result was read: its file and line.
+type place struct {
+	dir  string
+	line int
+}
+
+// merger gathers the results of a campaign's shards into its cells.
+type merger struct {
+	ref      shardDir
+	def      *Definition
+	specs    map[string]RunSpec // the definition's runs by identity
+	seen     map[string]place   // where each run's result was read
+	lib      map[string]*Result // subject key → first result with a library version
+	libAt    map[string]place
+	cells    map[string][]*Result
+	reportOf map[*Result]string
+	rep      *Report
+}
+
+func newMerger(ref shardDir, def *Definition) *merger {
+	m := &merger{ref: ref, def: def, specs: map[string]RunSpec{}, seen: map[string]place{}, lib: map[string]*Result{},
+		libAt: map[string]place{}, cells: map[string][]*Result{}, reportOf: map[*Result]string{}}
 	for _, sp := range def.Enumerate() {
-		specs[sp.Identity] = sp
+		m.specs[sp.Identity] = sp
 	}
-	type place struct {
-		dir  string
-		line int
-	}
-	seen := map[string]place{}
-	lib := map[string]*Result{} // subject key → first result with a library version
-	libAt := map[string]place{}
-	cells := map[string][]*Result{}
-	reportOf := map[*Result]string{}
-	rep := &Report{Campaign: def.Name, DefinitionHash: ref.man.DefinitionHash, Version: ref.man.Version, Shards: ref.shard.N,
+	m.rep = &Report{Campaign: def.Name, DefinitionHash: ref.man.DefinitionHash, Version: ref.man.Version, Shards: ref.shard.N,
 		Planned: def.Runs(), MatchLowerBound: MatchLowerBound, MergedAt: time.Now().UTC()}
-	for i := 1; i <= ref.shard.N; i++ {
-		s, ok := byIndex[i]
-		if !ok {
-			rep.Missing = append(rep.Missing, Shard{i, ref.shard.N}.String())
-			continue
-		}
-		rep.Merged = append(rep.Merged, s.man.Shard)
-		path := filepath.Join(s.dir, FileResults)
-		lines, err := ReadResults(path)
-		if err != nil {
-			return nil, err
-		}
-		for _, l := range lines {
-			at := fmt.Sprintf("%s:%d", path, l.Line)
-			r := l.Result
-			sp, ok := specs[r.Identity]
-			switch {
-			case r.DefinitionHash != ref.man.DefinitionHash:
-				return nil, fmt.Errorf("%s: a result of definition %s in a shard of definition %s: results of different campaign definitions cannot be merged", at, ShortHash(r.DefinitionHash), ShortHash(ref.man.DefinitionHash))
-			case !ok:
-				return nil, fmt.Errorf("%s: %q is not a run of campaign %s (definition %s)", at, r.Identity, def.Name, ShortHash(ref.man.DefinitionHash))
-			case !s.shard.Has(r.Identity):
-				return nil, fmt.Errorf("%s: %q belongs to shard %s, not to this folder's shard %s", at, r.Identity, Shard{Of(r.Identity, s.shard.N), s.shard.N}, s.man.Shard)
-			}
-			if first, dup := seen[r.Identity]; dup {
-				return nil, fmt.Errorf("run %q is recorded twice: %s:%d and %s (merge each shard once; do not copy results between folders)", r.Identity, first.dir, first.line, at)
-			}
-			seen[r.Identity] = place{path, l.Line}
-			key := sp.Subject.Key()
-			if v := r.Subject.LibraryVersion; v != "" {
-				if first, ok := lib[key]; ok && first.Subject.LibraryVersion != v {
-					return nil, fmt.Errorf("subject %s ran at two library versions, %s (%s:%d) and %s (%s): one campaign tests one version; run the shards from one build",
-						key, first.Subject.LibraryVersion, libAt[key].dir, libAt[key].line, v, at)
-				} else if !ok {
-					lib[key], libAt[key] = &l.Result, place{path, l.Line}
-				}
-			}
-			cell := CellKey(sp.Subject, sp.Item)
-			cells[cell] = append(cells[cell], &l.Result)
-			if r.Report != "" && !filepath.IsAbs(r.Report) {
-				reportOf[&l.Result] = filepath.Join(s.dir, filepath.FromSlash(r.Report))
-			}
-			rep.Done++
-			rep.RunWall += r.Wall
-			if f := r.Finished; !f.IsZero() {
-				if rep.FirstFinished.IsZero() || f.Before(rep.FirstFinished) {
-					rep.FirstFinished = f
-				}
-				if f.After(rep.LastFinished) {
-					rep.LastFinished = f
-				}
-			}
-		}
-		if got, want := len(lines), s.man.Assigned; got < want {
-			rep.Incomplete = append(rep.Incomplete, fmt.Sprintf("%s: %d of %d runs", s.man.Shard, got, want))
+	return m
+}
+
+// addShard reads one shard's results.
+func (m *merger) addShard(s shardDir) error {
+	m.rep.Merged = append(m.rep.Merged, s.man.Shard)
+	path := filepath.Join(s.dir, FileResults)
+	lines, err := ReadResults(path)
+	if err != nil {
+		return err
+	}
+	for i := range lines {
+		if err := m.addResult(s, path, &lines[i]); err != nil {
+			return err
 		}
 	}
+	if got, want := len(lines), s.man.Assigned; got < want {
+		m.rep.Incomplete = append(m.rep.Incomplete, fmt.Sprintf("%s: %d of %d runs", s.man.Shard, got, want))
+	}
+	return nil
+}
+
+// addResult checks one result (of this definition, of its folder's shard,
+// recorded once, at the subject's one library version) and counts it.
+func (m *merger) addResult(s shardDir, path string, l *Line) error {
+	at := fmt.Sprintf("%s:%d", path, l.Line)
+	r := &l.Result
+	sp, ok := m.specs[r.Identity]
+	switch {
+	case r.DefinitionHash != m.ref.man.DefinitionHash:
+		return fmt.Errorf("%s: a result of definition %s in a shard of definition %s: results of different campaign definitions cannot be merged", at, ShortHash(r.DefinitionHash), ShortHash(m.ref.man.DefinitionHash))
+	case !ok:
+		return fmt.Errorf("%s: %q is not a run of campaign %s (definition %s)", at, r.Identity, m.def.Name, ShortHash(m.ref.man.DefinitionHash))
+	case !s.shard.Has(r.Identity):
+		return fmt.Errorf("%s: %q belongs to shard %s, not to this folder's shard %s", at, r.Identity, Shard{Of(r.Identity, s.shard.N), s.shard.N}, s.man.Shard)
+	}
+	if first, dup := m.seen[r.Identity]; dup {
+		return fmt.Errorf("run %q is recorded twice: %s:%d and %s (merge each shard once; do not copy results between folders)", r.Identity, first.dir, first.line, at)
+	}
+	m.seen[r.Identity] = place{path, l.Line}
+	key := sp.Subject.Key()
+	if v := r.Subject.LibraryVersion; v != "" {
+		if first, ok := m.lib[key]; ok && first.Subject.LibraryVersion != v {
+			return fmt.Errorf("subject %s ran at two library versions, %s (%s:%d) and %s (%s): one campaign tests one version; run the shards from one build",
+				key, first.Subject.LibraryVersion, m.libAt[key].dir, m.libAt[key].line, v, at)
+		} else if !ok {
+			m.lib[key], m.libAt[key] = r, place{path, l.Line}
+		}
+	}
+	cell := CellKey(sp.Subject, sp.Item)
+	m.cells[cell] = append(m.cells[cell], r)
+	if r.Report != "" && !filepath.IsAbs(r.Report) {
+		m.reportOf[r] = filepath.Join(s.dir, filepath.FromSlash(r.Report))
+	}
+	rep := m.rep
+	rep.Done++
+	rep.RunWall += r.Wall
+	if f := r.Finished; !f.IsZero() {
+		if rep.FirstFinished.IsZero() || f.Before(rep.FirstFinished) {
+			rep.FirstFinished = f
+		}
+		if f.After(rep.LastFinished) {
+			rep.LastFinished = f
+		}
+	}
+	return nil
+}
+
+// report is the merged report: the definition's subjects and items, and
+// one cell per subject × item from the results read.
+func (m *merger) report() *Report {
+	rep, def := m.rep, m.def
 	for _, s := range def.Subjects {
 		rep.Subjects = append(rep.Subjects, s.Key())
 	}
@@ -180,10 +231,10 @@ func Merge(dirs ...string) (*Report, error) {
 	for _, s := range def.Subjects {
 		for _, it := range def.Items {
 			k := CellKey(s, it)
-			rep.Cells = append(rep.Cells, newCell(s, it, def.Expect(s, it), def.Repetitions, cells[k], func(r *Result) string { return reportOf[r] }))
+			rep.Cells = append(rep.Cells, newCell(s, it, def.Expect(s, it), def.Repetitions, m.cells[k], func(r *Result) string { return m.reportOf[r] }))
 		}
 	}
-	return rep, nil
+	return rep
 }
 
 // findShards reads every shard folder named, or found one level below a

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/checker"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -43,7 +43,7 @@ func (o Options) Check() error {
 
 // Write writes the claims matrix (md, and a PNG beside it) with report
 // links relative to it, and returns how many rows matched.
-func Write(mdPath string, rows []reports.ClaimRow) (matched int, err error) {
+func Write(mdPath string, rows []pages.ClaimRow) (matched int, err error) {
 	rows = slices.Clone(rows)
 	mdDir, _ := filepath.Abs(filepath.Dir(mdPath))
 	for i := range rows {
@@ -57,7 +57,7 @@ func Write(mdPath string, rows []reports.ClaimRow) (matched int, err error) {
 		}
 	}
 	png := strings.TrimSuffix(mdPath, filepath.Ext(mdPath)) + ".png"
-	return matched, reports.WriteClaims(mdPath, png, rows)
+	return matched, pages.WriteClaims(mdPath, png, rows)
 }
 
 // CatalogueEntry is one scenario variant of the catalogue.
@@ -122,9 +122,9 @@ func claimNum(c string) (int, bool) {
 // independent: their own nodes, ports, proxies and networks), and returns a
 // claims row for each, in catalogue order. A harness failure in one entry is
 // recorded in its row and the catalogue goes on. Report paths are absolute.
-func Run(ctx context.Context, entries []CatalogueEntry, opt Options, progress func(string)) []reports.ClaimRow {
+func Run(ctx context.Context, entries []CatalogueEntry, opt Options, progress func(string)) []pages.ClaimRow {
 	parallel := max(opt.Parallel, 1)
-	rows := make([]reports.ClaimRow, len(entries))
+	rows := make([]pages.ClaimRow, len(entries))
 	ms := make([]*measure, len(entries))
 	var mu sync.Mutex
 	done := 0
@@ -152,7 +152,7 @@ func Run(ctx context.Context, entries []CatalogueEntry, opt Options, progress fu
 	}
 	wg.Wait()
 	measures := map[string]map[string]measure{} // scenario -> variant -> measure
-	var out []reports.ClaimRow
+	var out []pages.ClaimRow
 	for i, e := range entries {
 		if rows[i].Scenario == "" {
 			continue // not run (interrupted)
@@ -170,12 +170,12 @@ func Run(ctx context.Context, entries []CatalogueEntry, opt Options, progress fu
 }
 
 // runEntry runs one scenario variant and makes its row.
-func runEntry(ctx context.Context, e CatalogueEntry, opt Options) (reports.ClaimRow, *measure) {
+func runEntry(ctx context.Context, e CatalogueEntry, opt Options) (pages.ClaimRow, *measure) {
 	label := e.Scenario
 	if e.Variant != "" {
 		label += "/" + e.Variant
 	}
-	row := reports.ClaimRow{Scenario: label}
+	row := pages.ClaimRow{Scenario: label}
 	base, err := runner.Load(e.Scenario)
 	if err != nil {
 		row.Note = err.Error()
@@ -275,7 +275,7 @@ func measureOf(res *checker.Result) measure {
 
 // compareVariants checks scenarios with `compare`: the base variant must do
 // worse than each other variant on success rate and mean time to acquire.
-func compareVariants(rows []reports.ClaimRow, measures map[string]map[string]measure) {
+func compareVariants(rows []pages.ClaimRow, measures map[string]map[string]measure) {
 	for scen, byVar := range measures {
 		base, ok := byVar[""]
 		if !ok {

@@ -4,13 +4,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 )
 
 // A scenario whose name starts with another's (gc-pause, gc-pause-fenced)
 // is not a variant of it: compareVariants must leave its row alone.
 func TestCompareVariantsOnlyTouchesItsOwnRows(t *testing.T) {
-	rows := []reports.ClaimRow{
+	rows := []pages.ClaimRow{
 		{Scenario: "split", Matched: true},
 		{Scenario: "split/jitter", Matched: true},
 		{Scenario: "split-other", Matched: true, Rate: "overlap in 1/5 cycles"},
@@ -28,7 +28,7 @@ func TestCompareVariantsOnlyTouchesItsOwnRows(t *testing.T) {
 	}
 
 	// The base doing no worse than its variant fails the row.
-	rows = []reports.ClaimRow{{Scenario: "split", Matched: true}, {Scenario: "split/jitter", Matched: true}}
+	rows = []pages.ClaimRow{{Scenario: "split", Matched: true}, {Scenario: "split/jitter", Matched: true}}
 	measures["split"][""] = measure{successRate: 1, meanAcquire: 2 * time.Second}
 	compareVariants(rows, measures)
 	if rows[0].Matched {

@@ -1,7 +1,8 @@
 // Package cluster owns node lifecycle: it starts redis-server, redis-sentinel
-// and etcd nodes through a Backend (Docker containers or local processes),
-// puts a toxiproxy proxy in front of every node, wires topologies, and tears
-// everything down. Nothing it starts outlives Close.
+// and etcd nodes through a Backend (local processes here; Docker containers
+// in package cluster/docker, linked by importing it), puts a toxiproxy proxy
+// in front of every node, wires topologies, and tears everything down.
+// Nothing it starts outlives Close.
 package cluster
 
 import (

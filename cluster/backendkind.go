@@ -43,17 +43,41 @@ func (k *BackendKind) Set(s string) error {
 	return nil
 }
 
+// DockerImpl is the Docker backend's entry points. The backend lives in
+// package cluster/docker, which sets them when imported (simulate imports
+// it): a binary that does not, a user's test binary for one, links neither
+// testcontainers-go nor the Docker client, and runs its nodes as local
+// processes.
+type DockerImpl struct {
+	New       func(ctx context.Context, runID string) (Backend, error)
+	Available func(ctx context.Context) bool // an engine answers
+}
+
+var docker DockerImpl
+
+// SetDocker links the Docker backend (package cluster/docker's init).
+func SetDocker(d DockerImpl) { docker = d }
+
+// DockerLinked: the Docker backend is linked into this binary.
+func DockerLinked() bool { return docker.New != nil }
+
+// errNoDocker says how to link the Docker backend.
+var errNoDocker = fmt.Errorf("the Docker backend is not linked into this binary: import _ \"github.com/lockfault/lockfault/cluster/docker\" (simulate does), or use the process backend")
+
 // NewBackend starts a backend of this kind for a run; auto picks Docker when
-// an engine answers.
+// it is linked and an engine answers.
 func (k BackendKind) NewBackend(ctx context.Context, runID string) (Backend, error) {
 	switch k {
 	case BackendProcess:
 		return NewProcess(runID)
 	case BackendDocker:
-		return NewDocker(ctx, runID)
+		if !DockerLinked() {
+			return nil, errNoDocker
+		}
+		return docker.New(ctx, runID)
 	case BackendAuto, "":
-		if DockerAvailable(ctx) {
-			return NewDocker(ctx, runID)
+		if DockerLinked() && docker.Available(ctx) {
+			return docker.New(ctx, runID)
 		}
 		return NewProcess(runID)
 	}

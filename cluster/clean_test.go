@@ -99,7 +99,7 @@ func TestCleanTempTouchesOnlyDeadRunsOfItsOwn(t *testing.T) {
 // The run directories the backends make have the form clean recognises.
 func TestRunDirIsRecognised(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	d, err := newRunDir("20261123-070000-abcdef")
+	d, err := NewRunDir("20261123-070000-abcdef")
 	if err != nil {
 		t.Fatal(err)
 	}

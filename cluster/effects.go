@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-
-	"github.com/moby/moby/client"
 )
 
 // What the faults read back to prove they took effect: a node's server
@@ -37,24 +35,28 @@ func (s ProcState) String() string {
 // Stopped: the process is stopped by a signal.
 func (s ProcState) Stopped() bool { return s.State == "T" || s.State == "t" }
 
-// procStater is implemented by nodes whose server process the harness can
+// ProcStater is implemented by nodes whose server process the harness can
 // see.
-type procStater interface {
-	procState(ctx context.Context) (ProcState, error)
+type ProcStater interface {
+	ProcState(ctx context.Context) (ProcState, error)
 }
+
+// The process backend's nodes show their process (the Docker backend's
+// assert theirs in package cluster/docker).
+var _ ProcStater = (*procNode)(nil)
 
 // NodeProc reads a node's server process; an error when the backend cannot
 // show it (a remote Docker daemon's process is not in this host's /proc).
 func NodeProc(ctx context.Context, n Node) (ProcState, error) {
-	if s, ok := n.(procStater); ok {
-		return s.procState(ctx)
+	if s, ok := n.(ProcStater); ok {
+		return s.ProcState(ctx)
 	}
 	return ProcState{}, fmt.Errorf("the %T backend does not show its processes", n)
 }
 
-// readProcState reads /proc/<pid>/stat's state letter ("" when the process
+// ReadProcState reads /proc/<pid>/stat's state letter ("" when the process
 // is gone).
-func readProcState(pid int) string {
+func ReadProcState(pid int) string {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return ""
@@ -67,7 +69,7 @@ func readProcState(pid int) string {
 	return string(b[i+2])
 }
 
-func (n *procNode) procState(context.Context) (ProcState, error) {
+func (n *procNode) ProcState(context.Context) (ProcState, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.cmd == nil || n.cmd.Process == nil {
@@ -79,26 +81,7 @@ func (n *procNode) procState(context.Context) (ProcState, error) {
 	default:
 	}
 	pid := n.cmd.Process.Pid
-	return ProcState{Pid: pid, State: readProcState(pid)}, nil
-}
-
-func (n *dockerNode) procState(ctx context.Context) (ProcState, error) {
-	if n.d.remote != nil {
-		return ProcState{}, fmt.Errorf("a remote Docker daemon's processes are not in this host's /proc")
-	}
-	ins, err := n.d.cli.ContainerInspect(ctx, n.id, client.ContainerInspectOptions{})
-	if err != nil {
-		return ProcState{}, fmt.Errorf("docker: inspect %s: %w", n.spec.Name, err)
-	}
-	st := ins.Container.State
-	if st == nil || !st.Running || st.Pid == 0 {
-		return ProcState{}, nil
-	}
-	s := ProcState{Pid: st.Pid, State: readProcState(st.Pid)}
-	if st.Paused {
-		s.State = "paused"
-	}
-	return s, nil
+	return ProcState{Pid: pid, State: ReadProcState(pid)}, nil
 }
 
 // Conns counts the connections open on the named proxy: the TCP

@@ -12,12 +12,12 @@ import (
 // Net is the network layer: real toxiproxy servers driven only through
 // their official HTTP client. Every path to a node, client or peer, goes
 // through one of their proxies, so partitions and latency are toxiproxy
-// operations. The server is embedded in the harness (one per process),
-// except for the proxies between nodes when the backend's nodes cannot reach
+// operations. The server is the toxiproxy-server program the harness starts
+// once per process (toxiapi.go), except for the proxies between nodes when the backend's nodes cannot reach
 // the harness (a remote Docker daemon): those are in a toxiproxy server the
 // backend runs beside its nodes (see NetFor).
 type Net struct {
-	Client *toxiclient.Client // the embedded server
+	Client *toxiclient.Client // the harness's server
 	host   string             // address its proxies listen on
 	prefix string             // proxy names of this run start with it
 
@@ -28,55 +28,36 @@ type Net struct {
 	proxies map[string]*toxiclient.Proxy
 }
 
-var (
-	serverOnce sync.Once
-	serverAddr string
-	serverErr  error
-)
-
-// embeddedServer starts the toxiproxy API on a loopback port, once.
-func embeddedServer() (string, error) {
-	serverOnce.Do(func() {
-		addr, err := serveToxiproxy()
-		if err != nil {
-			serverErr = fmt.Errorf("embedded toxiproxy: %w", err)
-			return
-		}
-		serverAddr = addr
-	})
-	return serverAddr, serverErr
-}
-
-// NewNet connects to the embedded toxiproxy; proxies listen on host and are
+// NewNet connects to the harness's toxiproxy server; proxies listen on host and are
 // named with the run's prefix. A backend whose nodes cannot reach the
 // harness needs NetFor.
 func NewNet(host, runID string) (*Net, error) {
-	addr, err := embeddedServer()
+	addr, err := toxiproxyServer()
 	if err != nil {
 		return nil, err
 	}
 	return &Net{Client: toxiclient.NewClient(addr), host: host, prefix: runID + ":", proxies: map[string]*toxiclient.Proxy{}}, nil
 }
 
-// peerServer is implemented by backends whose nodes cannot reach the
+// PeerServer is implemented by backends whose nodes cannot reach the
 // harness (the Docker backend with a remote daemon).
-type peerServer interface {
-	// peerToxiproxy returns the API address (reached from the harness) of
+type PeerServer interface {
+	// PeerToxiproxy returns the API address (reached from the harness) of
 	// a toxiproxy server beside the nodes, and the host its proxies listen
 	// on (reached from the nodes); ok is false when there is none.
-	peerToxiproxy() (api, host string, ok bool)
+	PeerToxiproxy() (api, host string, ok bool)
 }
 
 // NetFor connects to the toxiproxy servers for backend b's nodes: the
-// embedded one, its proxies listening on b.ProxyHost(), and the backend's own
+// harness's one, its proxies listening on b.ProxyHost(), and the backend's own
 // for the peer proxies when it runs one. Proxies are named with the run's id.
 func NetFor(b Backend, runID string) (*Net, error) {
 	n, err := NewNet(b.ProxyHost(), runID)
 	if err != nil {
 		return nil, err
 	}
-	if ps, ok := b.(peerServer); ok {
-		if api, host, ok := ps.peerToxiproxy(); ok {
+	if ps, ok := b.(PeerServer); ok {
+		if api, host, ok := ps.PeerToxiproxy(); ok {
 			n.peer, n.peerHost = toxiclient.NewClient(api), host
 		}
 	}

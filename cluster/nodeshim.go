@@ -35,18 +35,18 @@ type (
 	PowerLossReport = shimfile.Report
 )
 
-// remoteShim is implemented by nodes whose data directory is not on the
+// RemoteShim is implemented by nodes whose data directory is not on the
 // harness's file system (the Docker backend with a remote daemon): the shim's
 // files are handled by lockfault-nodectl run beside them, and the node's
 // processes are frozen and killed through the daemon.
-type remoteShim interface {
-	// nodectl runs lockfault-nodectl with args where the node's data
+type RemoteShim interface {
+	// Nodectl runs lockfault-Nodectl with args where the node's data
 	// directory is, and returns its output.
-	nodectl(ctx context.Context, args ...string) ([]byte, error)
-	// freezeKill freezes the node with every process it forked, at once,
+	Nodectl(ctx context.Context, args ...string) ([]byte, error)
+	// FreezeKill freezes the node with every process it forked, at once,
 	// then kills them all and waits until they are gone; frozen runs
 	// meanwhile, from the moment they are frozen (their files are final).
-	freezeKill(ctx context.Context, frozen func() error) error
+	FreezeKill(ctx context.Context, frozen func() error) error
 }
 
 // nodectlLimit bounds one clock change on a remote node.
@@ -60,7 +60,7 @@ func clockPath(n Node) string { return filepath.Join(n.DataDir(), ClockFileName)
 // offset applies from its next start. The node must run with
 // NodeSpec.ClockShim; its monotonic clock is never moved.
 func SetClockOffset(n Node, d time.Duration) error {
-	if r, ok := n.(remoteShim); ok {
+	if r, ok := n.(RemoteShim); ok {
 		return remoteClock(r, "clock-offset", clockPath(n), d)
 	}
 	return shimfile.SetOffset(clockPath(n), d)
@@ -70,25 +70,25 @@ func SetClockOffset(n Node, d time.Duration) error {
 // negative) for every second that passes, starting from its current offset.
 // Zero stops the drift, keeping the offset reached.
 func SetClockDrift(n Node, perSecond time.Duration) error {
-	if r, ok := n.(remoteShim); ok {
+	if r, ok := n.(RemoteShim); ok {
 		return remoteClock(r, "clock-drift", clockPath(n), perSecond)
 	}
 	return shimfile.SetDrift(clockPath(n), perSecond)
 }
 
-func remoteClock(r remoteShim, cmd, path string, d time.Duration) error {
+func remoteClock(r RemoteShim, cmd, path string, d time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), nodectlLimit)
 	defer cancel()
-	_, err := r.nodectl(ctx, cmd, path, strconv.FormatInt(d.Nanoseconds(), 10))
+	_, err := r.Nodectl(ctx, cmd, path, strconv.FormatInt(d.Nanoseconds(), 10))
 	return err
 }
 
 // ClockOffset is the node's current clock offset (zero if never set).
 func ClockOffset(n Node) (time.Duration, error) {
-	if r, ok := n.(remoteShim); ok {
+	if r, ok := n.(RemoteShim); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), nodectlLimit)
 		defer cancel()
-		out, err := r.nodectl(ctx, "clock-get", clockPath(n))
+		out, err := r.Nodectl(ctx, "clock-get", clockPath(n))
 		if err != nil {
 			return 0, err
 		}
@@ -149,7 +149,7 @@ func PowerLoss(ctx context.Context, n Node) (PowerLossReport, error) {
 		return rep, fmt.Errorf("power loss on %s: the node does not run under the clock shim (NodeSpec.ClockShim), so nothing records what it fsync'd", name)
 	}
 	var err error
-	if r, ok := n.(remoteShim); ok {
+	if r, ok := n.(RemoteShim); ok {
 		rep, err = remotePowerLoss(ctx, r, n)
 	} else {
 		if err := killNodeTree(ctx, n); err != nil {
@@ -166,7 +166,7 @@ func PowerLoss(ctx context.Context, n Node) (PowerLossReport, error) {
 
 // remotePowerLoss is PowerLoss on a node whose files are on a remote
 // daemon's host.
-func remotePowerLoss(ctx context.Context, r remoteShim, n Node) (PowerLossReport, error) {
+func remotePowerLoss(ctx context.Context, r RemoteShim, n Node) (PowerLossReport, error) {
 	var rep PowerLossReport
 	args := []string{"power-loss", n.DataDir()}
 	if db := dbfilename(n.Spec().Args); db != "" {
@@ -176,9 +176,9 @@ func remotePowerLoss(ctx context.Context, r remoteShim, n Node) (PowerLossReport
 	// The files are cut while the node is frozen and being killed: a kill
 	// through the daemon takes as long as the cut, and a faster power loss
 	// leaves the fault's timing closer to the other backends'.
-	err := r.freezeKill(ctx, func() error {
+	err := r.FreezeKill(ctx, func() error {
 		var err error
-		out, err = r.nodectl(ctx, args...)
+		out, err = r.Nodectl(ctx, args...)
 		return err
 	})
 	if err != nil {

@@ -49,7 +49,7 @@ func needShim(t *testing.T) {
 			return
 		}
 		var script string
-		for _, d := range shimDirs() {
+		for _, d := range ShimDirs() {
 			if p := filepath.Join(d, "faults", "clockshim", "build.sh"); fileExists(p) {
 				script = p
 				break
@@ -90,10 +90,10 @@ func startShimNode(t *testing.T, args ...string) (Node, *redis.Client) {
 	t.Cleanup(func() {
 		if t.Failed() && n != nil {
 			if log, err := os.ReadFile(filepath.Join(n.DataDir(), "node.log")); err == nil {
-				t.Logf("node.log:\n%s", tail(log, 3000))
+				t.Logf("node.log:\n%s", Tail(log, 3000))
 			}
 			if log, err := os.ReadFile(filepath.Join(n.DataDir(), FsyncLogName)); err == nil {
-				t.Logf("fsync.log:\n%s", tail(log, 3000))
+				t.Logf("fsync.log:\n%s", Tail(log, 3000))
 			}
 		}
 		if err := p.Close(ctx); err != nil {

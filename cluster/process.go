@@ -31,7 +31,7 @@ type Process struct {
 // NewProcess makes a process backend. Its files live in a fresh temp dir
 // removed by Close.
 func NewProcess(runID string) (*Process, error) {
-	dir, err := newRunDir(runID)
+	dir, err := NewRunDir(runID)
 	if err != nil {
 		return nil, err
 	}
@@ -52,10 +52,10 @@ var (
 	ownerRE  = regexp.MustCompile(`^lockfault run=([A-Za-z0-9_.-]+) pid=([0-9]+)\n$`)
 )
 
-// newRunDir makes a run's temp directory, lockfault-<run-id>-<random>, and
+// NewRunDir makes a run's temp directory, lockfault-<run-id>-<random>, and
 // records its owner.
-func newRunDir(runID string) (string, error) {
-	runID = dockerName(runID)
+func NewRunDir(runID string) (string, error) {
+	runID = SafeName(runID)
 	dir, err := os.MkdirTemp("", TempPrefix+runID+"-")
 	if err != nil {
 		return "", err
@@ -95,9 +95,9 @@ func runDirOwner(dir string) (int, bool) {
 	return pid, true
 }
 
-// ownerAlive reports whether pid (text) names a live process other than
+// OwnerAlive reports whether pid (text) names a live process other than
 // this one. An empty or unreadable owner is not alive.
-func ownerAlive(pid string) bool {
+func OwnerAlive(pid string) bool {
 	n, err := strconv.Atoi(strings.TrimSpace(pid))
 	if err != nil || n <= 0 || n == os.Getpid() {
 		return false
@@ -280,7 +280,7 @@ func (n *procNode) startOnce(ctx context.Context) error {
 	go func() { cmd.Wait(); close(done) }()
 	n.cmd, n.done = cmd, done
 	os.WriteFile(filepath.Join(n.dir, pidFile), []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
-	err = waitListening(ctx, n.Addr(), done, 10*time.Second)
+	err = WaitListening(ctx, n.Addr(), done, 10*time.Second)
 	switch {
 	case err != nil:
 	case n.spec.Kind == KindEtcd:
@@ -296,7 +296,7 @@ func (n *procNode) startOnce(ctx context.Context) error {
 		if portTakenLog(log) {
 			err = fmt.Errorf("%w: %v", errPortTaken, err)
 		}
-		return fmt.Errorf("node %s did not come up: %w\n%s", n.spec.Name, err, tail(log, 2000))
+		return fmt.Errorf("node %s did not come up: %w\n%s", n.spec.Name, err, Tail(log, 2000))
 	}
 	return nil
 }
@@ -305,7 +305,7 @@ func (n *procNode) startOnce(ctx context.Context) error {
 // answered waitListening may be another process's listener (etcd has no
 // INFO to ask its pid; it exits when its bind fails, and its log says why).
 func waitOwnListener(ctx context.Context, pid, port int, exited <-chan struct{}, timeout time.Duration) error {
-	return pollReady(ctx, exited, timeout, 10*time.Millisecond, func() error {
+	return PollReady(ctx, exited, timeout, 10*time.Millisecond, func() error {
 		ok, err := ownsListener(pid, port)
 		if err != nil {
 			return err
@@ -418,10 +418,10 @@ func FreePort(host string) (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// waitListening polls until addr accepts connections, the process exits or
+// WaitListening polls until addr accepts connections, the process exits or
 // the timeout passes.
-func waitListening(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
-	return pollReady(ctx, exited, timeout, 10*time.Millisecond, func() error {
+func WaitListening(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
+	return PollReady(ctx, exited, timeout, 10*time.Millisecond, func() error {
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err != nil {
 			return fmt.Errorf("%s not listening: %w", addr, err)
@@ -431,9 +431,9 @@ func waitListening(ctx context.Context, addr string, exited <-chan struct{}, tim
 	})
 }
 
-// pollReady calls ready every interval until it returns nil, the process
+// PollReady calls ready every interval until it returns nil, the process
 // exits or the timeout passes (then it returns ready's last error).
-func pollReady(ctx context.Context, exited <-chan struct{}, timeout, interval time.Duration, ready func() error) error {
+func PollReady(ctx context.Context, exited <-chan struct{}, timeout, interval time.Duration, ready func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		err := ready()
@@ -453,7 +453,7 @@ func pollReady(ctx context.Context, exited <-chan struct{}, timeout, interval ti
 	}
 }
 
-func tail(b []byte, n int) string {
+func Tail(b []byte, n int) string {
 	if len(b) > n {
 		b = b[len(b)-n:]
 	}
@@ -474,7 +474,7 @@ func CleanTemp() (int, error) {
 	removed := 0
 	for _, d := range dirs {
 		pid, ok := runDirOwner(d)
-		if !ok || ownerAlive(strconv.Itoa(pid)) {
+		if !ok || OwnerAlive(strconv.Itoa(pid)) {
 			continue // not ours, or a run in progress
 		}
 		killRecorded(d)
@@ -507,4 +507,22 @@ func killRecorded(dir string) {
 		}
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
+}
+
+// SafeName keeps the characters Docker allows in container names (and a
+// file name may hold): a run id made safe for both.
+func SafeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "x"
+	}
+	return b.String()
 }

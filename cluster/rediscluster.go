@@ -76,7 +76,7 @@ func (t Topology) nodeTimeout() time.Duration {
 
 func (c *Cluster) startCluster(ctx context.Context) error {
 	t := c.Topology
-	if d, ok := c.Backend.(*Docker); ok && d.Remote() {
+	if d, ok := c.Backend.(interface{ Remote() bool }); ok && d.Remote() {
 		return errors.New("the cluster topology cannot run beside a remote Docker daemon: its nodes' bus must go through the harness's proxies (allowed: a local daemon, or the process backend)")
 	}
 	if t.Masters < MinClusterMasters || t.Masters > MaxClusterMasters {

@@ -44,7 +44,25 @@ func onBothBackends(t *testing.T, f func(t *testing.T, b Backend)) {
 		}
 		f(t, b)
 	})
-	t.Run("docker", func(t *testing.T) { f(t, newTestDocker(t, testRunID(t))) })
+	t.Run("docker", func(t *testing.T) { f(t, dockerForTest(t)) })
+}
+
+// dockerForTest starts a Docker backend for t (linked by
+// link_docker_test.go), skipping when no engine answers.
+func dockerForTest(t *testing.T) Backend {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if !docker.Available(ctx) {
+		t.Skip("no Docker engine answers: skipping the docker backend tests")
+	}
+	id := fmt.Sprintf("test-%s-%d", strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")), time.Now().UnixNano()%1e9)
+	d, err := BackendDocker.NewBackend(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close(context.Background()) })
+	return d
 }
 
 // Every address the cluster hands out is a proxy's: CLUSTER NODES names
@@ -251,19 +269,6 @@ func TestClusterStartInterrupted(t *testing.T) {
 			t.Errorf("%d nodes left in the backend", left)
 		}
 	})
-	t.Run("docker", func(t *testing.T) {
-		runID := testRunID(t)
-		d := newTestDocker(t, runID)
-		// Well inside the start (containers are being created): the
-		// 6 nodes take a few seconds.
-		testClusterStartInterrupted(t, d, 2*time.Second)
-		if _, err := os.Stat(d.dir); !os.IsNotExist(err) {
-			t.Errorf("run directory %s left behind: %v", d.dir, err)
-		}
-		if cs, ns := runObjects(t, runID); cs != 0 || ns != 0 {
-			t.Errorf("%d containers and %d networks of run %s left behind", cs, ns, runID)
-		}
-	})
 }
 
 func testClusterStartInterrupted(t *testing.T, b Backend, after time.Duration) {
@@ -330,11 +335,11 @@ func BenchmarkClusterStart(b *testing.B) {
 		bench(b, func() (Backend, error) { return NewProcess("bench") })
 	})
 	b.Run("docker", func(b *testing.B) {
-		if !DockerAvailable(ctx) {
+		if !docker.Available(ctx) {
 			b.Skip("no Docker engine answers")
 		}
 		bench(b, func() (Backend, error) {
-			return NewDocker(ctx, fmt.Sprintf("bench-cluster-%d", time.Now().UnixNano()%1e9))
+			return BackendDocker.NewBackend(ctx, fmt.Sprintf("bench-cluster-%d", time.Now().UnixNano()%1e9))
 		})
 	})
 }

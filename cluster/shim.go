@@ -18,7 +18,7 @@ func ClockShimPath() (string, error) {
 		return p, nil
 	}
 	var tried []string
-	for _, dir := range shimDirs() {
+	for _, dir := range ShimDirs() {
 		p := filepath.Join(dir, "faults", "clockshim", "libclockshim.so")
 		tried = append(tried, p)
 		if _, err := os.Stat(p); err == nil {
@@ -28,11 +28,11 @@ func ClockShimPath() (string, error) {
 	return "", fmt.Errorf("clock shim not built (run `make shim`); looked in %v", tried)
 }
 
-// shimDirs are the module root candidates: the working directory and its
+// ShimDirs are the module root candidates: the working directory and its
 // parents up to the first go.mod, then lockfault's own source tree (where
 // `make shim` builds it), for a test of another module that uses lockfault
 // from a checkout (examples/golock).
-func shimDirs() []string {
+func ShimDirs() []string {
 	var out []string
 	if wd, err := os.Getwd(); err == nil {
 		for d := wd; ; d = filepath.Dir(d) {

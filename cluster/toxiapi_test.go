@@ -8,13 +8,15 @@ import (
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 )
 
-// The embedded toxiproxy serves its API on a listener it already holds
-// (no port picked first and bound later), answers its client, and refuses
-// a browser, as toxiproxy's own server does.
-func TestEmbeddedToxiproxyAPI(t *testing.T) {
-	addr, err := embeddedServer()
+// The harness's toxiproxy-server answers its client on its own listener
+// and refuses a browser; asked again, the same server answers.
+func TestToxiproxyServerAPI(t *testing.T) {
+	addr, err := toxiproxyServer()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if again, err := toxiproxyServer(); err != nil || again != addr {
+		t.Fatalf("second call: %q, %v; want the running server %q", again, err, addr)
 	}
 	get := func(ua string) int {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/version", nil)

@@ -37,6 +37,7 @@ var sections = []section{
 	{"PROPERTIES.md", "remedies", remedyTable},
 	{"LOCKS.md", "locks", lockTable},
 	{"FAULTS.md", "faults", faultTable},
+	{"LAYOUT.md", "layout", layoutTable},
 }
 
 func begin(name string) string { return "<!-- BEGIN generated:" + name + " (make docs) -->\n" }

@@ -146,70 +146,113 @@ func Read(path string) ([]Event, error) {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	out := make([]Event, n)
-	type chunk struct {
-		data  []byte
-		first int // index of its first line
+	d := startDecoders(out)
+	line, torn, rerr := readChunks(f, n, d.send)
+	errs := d.wait()
+	if rerr != nil {
+		return nil, fmt.Errorf("%s: %v", path, rerr)
 	}
-	type lineErr struct {
-		line int
-		err  error
+	if line != n {
+		return nil, fmt.Errorf("%s: changed while being read (%d lines, then %d)", path, n, line)
 	}
+	if first := firstError(out, errs, torn); first.line <= n {
+		return nil, fmt.Errorf("%s:%d: %v", path, first.line, first.err)
+	}
+	SortByTime(out)
+	return out, nil
+}
+
+// chunk is a run of whole lines of the file, and the index of its first.
+type chunk struct {
+	data  []byte
+	first int
+}
+
+// lineErr is why the line numbered line (from 1) is no event.
+type lineErr struct {
+	line int
+	err  error
+}
+
+// decoders decode chunks into their events in out on a few goroutines,
+// each with its own interner, and keep every line's error.
+type decoders struct {
+	out  []Event
+	work chan chunk
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	errs []lineErr
+}
+
+func startDecoders(out []Event) *decoders {
 	workers := min(runtime.GOMAXPROCS(0), 4)
-	work := make(chan chunk, workers)
-	var mu sync.Mutex
-	var errs []lineErr
-	var wg sync.WaitGroup
+	d := &decoders{out: out, work: make(chan chunk, workers)}
 	for w := 0; w < workers; w++ {
-		wg.Add(1)
+		d.wg.Add(1)
 		go func() {
-			defer wg.Done()
+			defer d.wg.Done()
 			in := newInterner()
-			for c := range work {
-				data, i := c.data, c.first
-				for len(data) > 0 && i < len(out) { // more lines than counted: the file grew (an error below)
-					j := bytes.IndexByte(data, '\n')
-					line := data
-					if j >= 0 {
-						line, data = data[:j], data[j+1:]
-					} else {
-						data = nil
-					}
-					if err := decodeLine(line, &out[i], in); err != nil {
-						mu.Lock()
-						errs = append(errs, lineErr{i + 1, err})
-						mu.Unlock()
-					}
-					i++
-				}
+			for c := range d.work {
+				d.decode(c, in)
 			}
 		}()
 	}
-	rd := bufio.NewReaderSize(f, 1<<20)
-	line := 0
-	torn := false // the last line read has no newline
-	var rerr error
+	return d
+}
+
+func (d *decoders) send(c chunk) { d.work <- c }
+
+// decode decodes a chunk's lines into out.
+func (d *decoders) decode(c chunk, in interner) {
+	data, i := c.data, c.first
+	for len(data) > 0 && i < len(d.out) { // more lines than counted: the file grew (an error below)
+		j := bytes.IndexByte(data, '\n')
+		line := data
+		if j >= 0 {
+			line, data = data[:j], data[j+1:]
+		} else {
+			data = nil
+		}
+		if err := decodeLine(line, &d.out[i], in); err != nil {
+			d.mu.Lock()
+			d.errs = append(d.errs, lineErr{i + 1, err})
+			d.mu.Unlock()
+		}
+		i++
+	}
+}
+
+// wait waits until every chunk sent is decoded, and returns the errors.
+func (d *decoders) wait() []lineErr {
+	close(d.work)
+	d.wg.Wait()
+	return d.errs
+}
+
+// readChunks reads the first n lines of r in chunks of whole lines of about
+// 4 MiB and sends each. It returns the lines sent (a torn last line, one
+// without a newline, counted) and whether the last was torn.
+func readChunks(r io.Reader, n int, send func(chunk)) (line int, torn bool, err error) {
+	rd := bufio.NewReaderSize(r, 1<<20)
 	for {
 		buf := make([]byte, 4<<20)
 		m, err := io.ReadFull(rd, buf)
 		buf = buf[:m]
 		eof := err == io.EOF || err == io.ErrUnexpectedEOF
 		if err != nil && !eof {
-			rerr = err
-			break
+			return line, torn, err
 		}
 		if !eof {
 			// Finish the chunk's last line; the next chunk starts clean.
 			rest, err := rd.ReadBytes('\n')
 			if len(rest) > MaxLineSize {
-				rerr = fmt.Errorf("line %d or so is longer than %d bytes (allowed: at most %d)", line+bytes.Count(buf, []byte{'\n'})+1, MaxLineSize, MaxLineSize)
-				break
+				return line, torn, fmt.Errorf("line %d or so is longer than %d bytes (allowed: at most %d)", line+bytes.Count(buf, []byte{'\n'})+1, MaxLineSize, MaxLineSize)
 			}
 			buf = append(buf, rest...)
 			if err == io.EOF {
 				eof = true
 			} else if err != nil {
-				rerr = err
-				break
+				return line, torn, err
 			} else if _, err := rd.Peek(1); err == io.EOF {
 				eof = true
 			}
@@ -225,7 +268,7 @@ func Read(path string) ([]Event, error) {
 			buf, lines, eof = buf[:cut], n-line, true
 		}
 		if len(buf) > 0 {
-			work <- chunk{data: buf, first: line}
+			send(chunk{data: buf, first: line})
 			line += lines
 			if eof && buf[len(buf)-1] != '\n' {
 				line++
@@ -233,19 +276,16 @@ func Read(path string) ([]Event, error) {
 			}
 		}
 		if eof {
-			break
+			return line, torn, nil
 		}
 	}
-	close(work)
-	wg.Wait()
-	if rerr != nil {
-		return nil, fmt.Errorf("%s: %v", path, rerr)
-	}
-	if line != n {
-		return nil, fmt.Errorf("%s: changed while being read (%d lines, then %d)", path, n, line)
-	}
-	// The first error in file order: a line that is no event, a torn last
-	// line, or a line the history before it makes impossible.
+}
+
+// firstError is the first error in file order (line len(out)+1 when there
+// is none): a line that is no event, a torn last line, or a line the
+// history before it makes impossible.
+func firstError(out []Event, errs []lineErr, torn bool) lineErr {
+	n := len(out)
 	first := lineErr{line: n + 1}
 	for _, e := range errs {
 		if e.line < first.line {
@@ -258,15 +298,10 @@ func Read(path string) ([]Event, error) {
 	seq := newSequence()
 	for i := 0; i+1 < first.line; i++ {
 		if err := seq.next(&out[i]); err != nil {
-			first = lineErr{i + 1, err}
-			break
+			return lineErr{i + 1, err}
 		}
 	}
-	if first.line <= n {
-		return nil, fmt.Errorf("%s:%d: %v", path, first.line, first.err)
-	}
-	SortByTime(out)
-	return out, nil
+	return first
 }
 
 // countLines counts the lines of a file, a last line without newline

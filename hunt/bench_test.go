@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
+	_ "github.com/lockfault/lockfault/cluster/docker" // LOCKFAULT_BACKEND=docker
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/worker"
 )

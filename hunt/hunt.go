@@ -1,3 +1,8 @@
+// Package hunt searches for schedules that break a lock: it draws fault
+// schedules (at random, or derived from a corpus of schedules that covered
+// something new), runs each through runner, skips the faults a lock's known
+// limits name, shrinks a violation to a minimal scenario with its measured
+// rate, and writes the hunt's card (above runner, like suite and campaign).
 package hunt
 
 import (

@@ -13,7 +13,7 @@ import (
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
@@ -495,7 +495,7 @@ func TestInterruptedHuntKeepsItsFindings(t *testing.T) {
 		t.Errorf("the card of an interrupted hunt:\n%s", card)
 	}
 	// The reports index reads the hunt.json it wrote: one hunt, a failure.
-	sum, err := reports.WriteIndex(opt.Dir)
+	sum, err := pages.WriteIndex(opt.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/checker"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 )
 
 // minimalName is the scenario name of a finding's minimal scenario.
@@ -103,11 +103,11 @@ func WriteCard(res *Result) error {
 		}
 		fmt.Fprintf(&b, "- keep it as a regression: `simulate suite -extra %s`\n\n", filepath.Dir(f.MinimalYAML))
 	}
-	if err := os.WriteFile(filepath.Join(res.Dir, reports.FileHuntCard), []byte(b.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(res.Dir, pages.FileHuntCard), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	j, _ := json.MarshalIndent(res, "", "  ")
-	return os.WriteFile(filepath.Join(res.Dir, reports.FileHuntJSON), j, 0o644)
+	return os.WriteFile(filepath.Join(res.Dir, pages.FileHuntJSON), j, 0o644)
 }
 
 // coverageLine samples the coverage record: after 1, 2, 5, 10, 20, 50...

@@ -80,5 +80,5 @@ func ExampleExplain() {
 	//   observed: overlap, corruption in 3 of 3 fault cycles (the property expects: safe)
 	//   what happened:
 	//     - Two holders at once: c4 (lease c4-1) and c1 (lease c1-3) both held the lock for 21ms
-	//   report:   reports/exclusion-no-faults/run/report.md (timeline.png and history.jsonl beside it)
+	//   report:   reports/exclusion-no-faults/run/report.md (history.jsonl beside it; `simulate report` on its folder draws timeline.png)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/hunt"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 )
 
 // Budget bounds a Hunt: at most Runs schedules and Time of wall time (at
@@ -42,7 +42,7 @@ func Hunt(t *testing.T, def LockDef, opts Options, b Budget) {
 	if err != nil {
 		t.Fatal("lockfaulttest:", err)
 	}
-	t.Logf("hunt: %d schedules (seed %d) in %v; card: %s", len(res.Tried), res.Seed, res.Took.Round(time.Second), filepath.Join(res.Dir, reports.FileHuntCard))
+	t.Logf("hunt: %d schedules (seed %d) in %v; card: %s", len(res.Tried), res.Seed, res.Took.Round(time.Second), filepath.Join(res.Dir, pages.FileHuntCard))
 	for _, f := range res.Findings {
 		t.Errorf("%s: %s\nminimal scenario (%d faults): %s\nreproduces in %d of %d runs; a failing run: %s",
 			f.Fingerprint.ID(), f.Fingerprint.Detail, len(f.Minimal.Events), f.MinimalYAML, f.Rate[0], f.Rate[1], f.MinimalDir)

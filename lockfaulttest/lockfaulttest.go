@@ -25,11 +25,18 @@
 // your lock does not claim (Info.Caps) is skipped with the reason, and a
 // violation fails its subtest with the findings in plain sentences and the
 // path of the run's report (kept; reports of properties that held are
-// removed unless Options.KeepReports).
+// removed unless Options.KeepReports). The reports carry no pictures, so
+// your test binary links no plotting library: `simulate report <folder>`
+// draws a run's timeline.png afterwards, or a test that imports
+// github.com/lockfault/lockfault/plots for its side effect draws them all.
 //
 // The nodes run as local processes (Debian's redis-server, redis-sentinel,
 // etcd) or Docker containers: Options.Backend, or the LOCKFAULT_BACKEND
-// environment variable ("process", "docker", "auto"; default auto).
+// environment variable ("process", "docker", "auto"; default auto). The
+// Docker backend is linked only into a test that imports
+// github.com/lockfault/lockfault/cluster/docker for its side effect; without
+// it auto means local processes, and the test binary links no container
+// library.
 //
 // # The lock contract
 //
@@ -208,6 +215,9 @@ func (o Options) resolve(lock string, short bool) (suite.Options, error) {
 	b, err := cluster.ParseBackend(o.Backend)
 	if err != nil {
 		return suite.Options{}, fmt.Errorf("backend (Options.Backend or LOCKFAULT_BACKEND): %v", err)
+	}
+	if b == cluster.BackendDocker && !cluster.DockerLinked() {
+		return suite.Options{}, fmt.Errorf("backend (Options.Backend or LOCKFAULT_BACKEND): docker is not linked into this test binary (allowed: process, auto; or import _ \"github.com/lockfault/lockfault/cluster/docker\" in your test)")
 	}
 	if o.ReportsDir == "" {
 		o.ReportsDir = os.Getenv("LOCKFAULT_REPORTS")
@@ -416,7 +426,7 @@ func Explain(r Row) string {
 	} else if r.Finding != "" {
 		fmt.Fprintf(&b, "  what happened: %s\n", r.Finding)
 	}
-	fmt.Fprintf(&b, "  report:   %s (timeline.png and history.jsonl beside it)", orNone(r.Report))
+	fmt.Fprintf(&b, "  report:   %s (history.jsonl beside it; `simulate report` on its folder draws timeline.png)", orNone(r.Report))
 	return b.String()
 }
 

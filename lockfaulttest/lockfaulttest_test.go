@@ -9,6 +9,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	// The Docker backend, as a user opts into it: without this import the
+	// nodes run as local processes (LOCKFAULT_BACKEND=auto means process).
+	_ "github.com/lockfault/lockfault/cluster/docker"
+
 	"github.com/lockfault/lockfault/lockfaulttest"
 )
 

@@ -26,10 +26,10 @@ const (
 func polledAwait(kind string) bool { return kind == awaitInSync }
 
 // awaitPolled runs a polled await until it holds or within runs out.
-func (r *run) awaitPolled(ctx context.Context, kind string, within time.Duration) error {
+func awaitPolled(ctx context.Context, c *cluster.Cluster, kind string, within time.Duration) error {
 	switch kind {
 	case awaitInSync:
-		return r.awaitReplicasInSync(ctx, within)
+		return awaitReplicasInSync(ctx, c, within)
 	}
 	return fmt.Errorf("await %q: not a polled await", kind)
 }
@@ -37,10 +37,9 @@ func (r *run) awaitPolled(ctx context.Context, kind string, within time.Duration
 // awaitReplicasInSync waits until every running replica's replication
 // offset reaches the primary's offset at the start of the wait, so a write
 // acknowledged before the step is on every replica.
-func (r *run) awaitReplicasInSync(ctx context.Context, within time.Duration) error {
-	c := r.clus
+func awaitReplicasInSync(ctx context.Context, c *cluster.Cluster, within time.Duration) error {
 	if c.Topology.Kind == lockfault.Cluster {
-		return r.awaitClusterInSync(ctx, within)
+		return awaitClusterInSync(ctx, c, within)
 	}
 	if c.Topology.Kind != lockfault.Replicated {
 		return nil
@@ -83,8 +82,7 @@ func (r *run) awaitReplicasInSync(ctx context.Context, within time.Duration) err
 // awaitClusterInSync waits until every running cluster master's replicas
 // (as the master lists them) have reached its offset at the start of the
 // wait.
-func (r *run) awaitClusterInSync(ctx context.Context, within time.Duration) error {
-	c := r.clus
+func awaitClusterInSync(ctx context.Context, c *cluster.Cluster, within time.Duration) error {
 	deadline := time.Now().Add(within)
 	for _, m := range c.WithRole(cluster.RoleMaster) {
 		if !m.Node.Running() {

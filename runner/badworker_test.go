@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockfault/lockfault/internal/cgroup"
 )
 
 // script writes an sh script into a temp dir and returns its command and
@@ -160,7 +162,7 @@ func TestDescribeBuiltinWorker(t *testing.T) {
 // A worker's descendant that leaves the worker's process group (setsid) is
 // still stopped when the run ends: it stays in the worker's cgroup.
 func TestWorkerDescendantOutsideTheGroupIsStopped(t *testing.T) {
-	if _, err := cgroupRoot(); err != nil {
+	if _, err := cgroup.Root(); err != nil {
 		t.Skipf("no writable cgroup v2 here (%v): workers are tracked by process group only", err)
 	}
 	cmd, dir := script(t, `setsid sleep 300 </dev/null >/dev/null 2>&1 &
@@ -171,7 +173,7 @@ exec /usr/bin/python3 `+filepath.Join(mustAbs(t, "testdata"), "liar.py")+` hones
 		t.Fatalf("run: %v (%v)", err, out)
 	}
 	goneAll(t, filepath.Join(dir, "pids"))
-	if left, _ := filepath.Glob(filepath.Join(mustRoot(t), cgroupPrefix+"*"+out.Meta.RunID+"*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(mustRoot(t), cgroup.Prefix+"*"+out.Meta.RunID+"*")); len(left) > 0 {
 		t.Errorf("cgroups left behind: %v", left)
 	}
 }
@@ -185,7 +187,7 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func mustRoot(t *testing.T) string {
-	r, err := cgroupRoot()
+	r, err := cgroup.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

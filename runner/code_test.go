@@ -4,13 +4,13 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 )
 
 // An unknown verdict is exit 2 even when the expectation "matched": a
 // history that cannot be judged is never a pass.
 func TestCodeUnknownIsHarnessExit(t *testing.T) {
-	o := &Outcome{Meta: reports.Meta{Matched: true}, Result: &checker.Result{Verdict: checker.ClassUnknown}}
+	o := &Outcome{Meta: report.Meta{Matched: true}, Result: &checker.Result{Verdict: checker.ClassUnknown}}
 	if got := Code(o, nil); got != ExitHarness {
 		t.Fatalf("unknown verdict: exit %d, want %d", got, ExitHarness)
 	}
@@ -28,7 +28,7 @@ func TestCodeUnknownIsHarnessExit(t *testing.T) {
 // but the part that could not be judged stands between the run and its
 // expectation. Beside a class the scenario forbids, it is a miss.
 func TestCodeUnknownBesideAllowedClasses(t *testing.T) {
-	meta := reports.Meta{Expect: []string{checker.ClassSafe}, Allow: []string{checker.ClassUnavailable}}
+	meta := report.Meta{Expect: []string{checker.ClassSafe}, Allow: []string{checker.ClassUnavailable}}
 	for _, c := range []struct {
 		observed []string
 		want     int

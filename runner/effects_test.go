@@ -12,7 +12,7 @@ import (
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -281,7 +281,7 @@ expect: [safe]
 		}
 	}
 	t.Logf("observed %v; seen %v; absent %v; evidence %s; findings %v", res.Observed, details(seen), details(absent), res.Evidence.Text(), res.Findings)
-	md, err := os.ReadFile(filepath.Join(out.Dir, reports.FileMarkdown))
+	md, err := os.ReadFile(filepath.Join(out.Dir, report.FileMarkdown))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -34,7 +34,7 @@ type active struct {
 }
 
 // nemesis runs the warmup, every cycle's steps, and the cooldowns.
-func (r *run) nemesis(ctx context.Context, meta *reports.Meta) error {
+func (r *run) nemesis(ctx context.Context, meta *report.Meta) error {
 	n := r.sc.Nemesis
 	if err := sleep(ctx, n.Warmup.D()); err != nil {
 		return err
@@ -143,7 +143,7 @@ func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error 
 	case st.Sleep > 0:
 		return sleep(ctx, st.Sleep.D())
 	case polledAwait(st.Await):
-		return r.awaitPolled(ctx, st.Await, st.Within.D())
+		return awaitPolled(ctx, r.clus, st.Await, st.Within.D())
 	case st.Await == scenarios.AwaitCommand:
 		return r.awaitCommand(ctx, st, r.awaiting)
 	case st.Await != "":

@@ -29,7 +29,15 @@ type Overrides struct {
 // and everything checked. Run takes it as it is.
 type Plan struct {
 	Scenario *scenarios.Scenario
-	Subject  Subject
+	// Subject and Options are the lock under test as it runs, from here to
+	// the worker's init and ready: the one carrier of the lock. Prepare,
+	// the one place where the scenario's lock is a default the subject
+	// overrides, sets them, and writes the same lock into the scenario for
+	// the record (the scenario written with the run names it).
+	Subject Subject
+	// Options: the scenario's options for its own lock, under the
+	// subject's own options (a safety option turned on).
+	Options map[string]string
 	// ByLock: no variant was asked for, and the one run was picked because
 	// its lock is the subject's.
 	ByLock bool
@@ -94,7 +102,7 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, subj *Subject, ov Over
 		}
 		subj = &s
 	}
-	plan.Subject = *subj
+	plan.Subject, plan.Options = *subj, sc.Lock.Options
 	if err := checkSubject(sc, plan.Subject); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,8 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/cgroup"
+	"github.com/lockfault/lockfault/internal/procwatch"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -38,8 +39,8 @@ type proc struct {
 	r     *run   // nil while describing a worker outside a run
 	cmd   *exec.Cmd
 	in    io.WriteCloser
-	tail  *tailBuffer   // the end of the worker's stderr
-	cg    *workerCgroup // nil: the process group is all that tracks it
+	tail  *procwatch.Tail // the end of the worker's stderr
+	cg    *cgroup.Group   // nil: the process group is all that tracks it
 
 	mu      sync.Mutex
 	pending map[int64]pendingOp
@@ -89,7 +90,7 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		return nil, err
 	}
 	p := &proc{name: name, label: workerLabel(name, command), r: r, pending: map[int64]pendingOp{}, granted: map[string]bool{},
-		hs: make(chan handshake, 1), dead: make(chan struct{}), readerDone: make(chan struct{}), tail: &tailBuffer{max: 2048}}
+		hs: make(chan handshake, 1), dead: make(chan struct{}), readerDone: make(chan struct{}), tail: procwatch.NewTail(2048)}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), worker.EnvRole+"=worker")
 	// Its own process group, as the nodes have: a worker stopped by
@@ -101,18 +102,7 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	// The group is also what kill ends, children of a script included.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	// Descendants that leave the process group stay in the cgroup.
-	runID := "describe-" + NewRunID()
-	if r != nil {
-		runID = r.id
-	}
-	if cg, err := newWorkerCgroup(runID, name); err != nil {
-		if r != nil {
-			r.noCgroup(err)
-		}
-	} else {
-		p.cg = cg
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cg.fd.Fd())
-	}
+	p.cg = startInCgroup(cmd, name, r)
 	if stderr == nil {
 		stderr = io.Discard
 	}
@@ -136,11 +126,37 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		in.Close()
 		pr.Close()
 		pw.Close()
-		p.cg.kill()
+		p.cg.Kill()
 		return nil, fmt.Errorf("%s: cannot start: %w", p.label, err)
 	}
 	pw.Close()
 	p.cmd, p.in = cmd, in
+	watchWorker(p, pr)
+	return p, nil
+}
+
+// startInCgroup makes cmd start in a cgroup of its own and returns it;
+// nil (noted on the run) when there is none to make.
+func startInCgroup(cmd *exec.Cmd, name string, r *run) *cgroup.Group {
+	runID := "describe-" + NewRunID()
+	if r != nil {
+		runID = r.id
+	}
+	cg, err := cgroup.New(runID, name)
+	if err != nil {
+		if r != nil {
+			r.noCgroup(err)
+		}
+		return nil
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, cg.FD()
+	return cg
+}
+
+// watchWorker reads the started worker p's lines from pr, and closes
+// p.dead once it has exited and its lines are read.
+func watchWorker(p *proc, pr *os.File) {
+	cmd := p.cmd
 	go func() {
 		defer close(p.readerDone)
 		defer pr.Close()
@@ -167,7 +183,6 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 		}
 		close(p.dead)
 	}()
-	return p, nil
 }
 
 // startProc launches a worker for a client of the run and initialises it.
@@ -190,14 +205,14 @@ func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
 		p.kill()
 		return nil, err
 	}
-	init := worker.Command{Cmd: "init", Client: identity, Lock: r.sc.Lock.Name, Options: r.sc.Lock.Options, Endpoints: ep, Resource: r.res.Addr()}
+	init := worker.Command{Cmd: "init", Client: identity, Lock: r.subject.Name(), Options: r.lockOpts, Endpoints: ep, Resource: r.res.Addr()}
 	m, err := p.handshake(ctx, init, r.opt.workerTimeout())
 	if err != nil {
 		return nil, err
 	}
-	if m.Lock != r.sc.Lock.Name {
+	if m.Lock != r.subject.Name() {
 		p.kill()
-		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, r.sc.Lock.Name)
+		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, r.subject.Name())
 	}
 	return p, nil
 }
@@ -311,29 +326,6 @@ func (p *proc) fault(line int, text []byte, err error) {
 	}
 }
 
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, b...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
-
 func (p *proc) Name() string { return p.name }
 
 // Proc is the worker's process as /proc shows it: state T once every
@@ -345,12 +337,12 @@ func (p *proc) Proc() cluster.ProcState {
 	default:
 	}
 	pid := p.cmd.Process.Pid
-	ts := threads(pid, false)
+	ts := procwatch.Threads(pid, false)
 	if len(ts) == 0 {
 		return cluster.ProcState{}
 	}
-	s := cluster.ProcState{Pid: pid, State: string(ts[0].state)}
-	if threadsStopped(pid) {
+	s := cluster.ProcState{Pid: pid, State: string(ts[0].State)}
+	if procwatch.ThreadsStopped(pid) {
 		s.State = "T"
 	}
 	return s
@@ -417,7 +409,7 @@ func (p *proc) waitStopped(timeout time.Duration) error {
 	pid := p.cmd.Process.Pid
 	start := time.Now()
 	for {
-		if threadsStopped(pid) {
+		if procwatch.ThreadsStopped(pid) {
 			return nil
 		}
 		select {
@@ -430,72 +422,6 @@ func (p *proc) waitStopped(timeout time.Duration) error {
 		}
 		time.Sleep(100 * time.Microsecond)
 	}
-}
-
-// threadsStopped reports whether every thread of pid is in the stopped state.
-func threadsStopped(pid int) bool {
-	ts := threads(pid, false)
-	for _, t := range ts {
-		if t.state != 'T' && t.state != 't' {
-			return false
-		}
-	}
-	return len(ts) > 0
-}
-
-// thread is one thread's state as /proc shows it (R running, S sleeping, D
-// uninterruptible, T stopped, t stopped by a tracer, Z zombie) and, when
-// asked for and readable (root), the kernel function it waits in (the top
-// of /proc/PID/task/TID/stack: pipe_write, futex_wait_queue, ...).
-type thread struct {
-	state byte
-	wait  string
-}
-
-// threads lists pid's threads; empty when the process is gone.
-func threads(pid int, wait bool) []thread {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []thread
-	for _, t := range tasks {
-		b, err := os.ReadFile(dir + "/" + t.Name() + "/stat")
-		if err != nil {
-			continue // the thread exited
-		}
-		// The state follows the command name, which is in parentheses.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 || i+2 >= len(b) {
-			continue
-		}
-		th := thread{state: b[i+2]}
-		if wait {
-			th.wait = kernelWait(dir + "/" + t.Name() + "/stack")
-		}
-		out = append(out, th)
-	}
-	return out
-}
-
-// kernelWait is the function at the top of a thread's kernel stack
-// ("[<0>] pipe_write+0x1e2/0x4a0" gives pipe_write), or "".
-func kernelWait(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	var buf [256]byte
-	n, _ := io.ReadFull(f, buf[:])
-	line, _, _ := strings.Cut(string(buf[:n]), "\n")
-	_, fn, ok := strings.Cut(line, "] ")
-	if !ok {
-		return ""
-	}
-	fn, _, _ = strings.Cut(fn, "+")
-	return fn
 }
 
 // call sends an operation and waits for its reply. A worker that dies, or
@@ -712,7 +638,7 @@ func (r *run) failpointFired(p *proc, m worker.Message) {
 func (p *proc) kill() {
 	p.killGroup()
 	<-p.dead
-	if err := p.cg.kill(); err != nil && p.r != nil {
+	if err := p.cg.Kill(); err != nil && p.r != nil {
 		p.r.note("cleanup", err.Error())
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -57,11 +57,11 @@ func Recheck(dir string, linTimeout time.Duration, rewrite bool) (*Outcome, erro
 		meta.Why = "the harness failed: " + meta.Error
 	}
 	if rewrite && readErr == nil {
-		if err := reports.Write(dir, meta, events, res); err != nil {
+		if err := report.Write(dir, meta, events, res); err != nil {
 			return nil, err
 		}
 	}
-	return &Outcome{Dir: dir, Meta: meta, Result: res, Summary: reports.Summary(dir, meta, res)}, nil
+	return &Outcome{Dir: dir, Meta: meta, Result: res, Summary: report.Summary(dir, meta, res)}, nil
 }
 
 // readMeta takes the run's metadata from report.json, and the scenario as
@@ -70,26 +70,26 @@ func Recheck(dir string, linTimeout time.Duration, rewrite bool) (*Outcome, erro
 // scenario.yaml, written at the start of the run, or, for a folder older
 // than those, from the scenario named by the folder
 // (reports/<scenario>/<run-id>).
-func readMeta(dir string) (reports.Meta, *scenarios.Scenario, error) {
+func readMeta(dir string) (report.Meta, *scenarios.Scenario, error) {
 	info, sc, runErr := ReadRun(dir)
 	if runErr != nil && !errors.Is(runErr, os.ErrNotExist) {
-		return reports.Meta{}, nil, runErr
+		return report.Meta{}, nil, runErr
 	}
 	var doc struct {
-		Meta reports.Meta `json:"meta"`
+		Meta report.Meta `json:"meta"`
 	}
-	data, err := os.ReadFile(filepath.Join(dir, reports.FileJSON))
+	data, err := os.ReadFile(filepath.Join(dir, report.FileJSON))
 	if err == nil {
 		if err := json.Unmarshal(data, &doc); err != nil {
-			return doc.Meta, nil, fmt.Errorf("%s: %v", filepath.Join(dir, reports.FileJSON), err)
+			return doc.Meta, nil, fmt.Errorf("%s: %v", filepath.Join(dir, report.FileJSON), err)
 		}
 		if sc == nil {
 			sc, _ = scenarios.Load(doc.Meta.Scenario) // a folder older than scenario.yaml
 		}
 		return doc.Meta, sc, nil
 	}
-	meta := func(sc *scenarios.Scenario) reports.Meta {
-		return reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
+	meta := func(sc *scenarios.Scenario) report.Meta {
+		return report.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
 			Backend: info.Backend, RunID: info.RunID, Seed: info.Seed, Started: info.Started,
 			Expect: sc.Expect, Allow: sc.Allow, Schedule: sc.Schedule()}
 	}
@@ -108,7 +108,7 @@ func readMeta(dir string) (reports.Meta, *scenarios.Scenario, error) {
 	name := filepath.Base(filepath.Dir(filepath.Clean(dir)))
 	sc, lerr := scenarios.Load(name)
 	if lerr != nil {
-		return reports.Meta{}, nil, fmt.Errorf("%s has no report.json and no run.json, and its folder names no scenario: %v", dir, lerr)
+		return report.Meta{}, nil, fmt.Errorf("%s has no report.json and no run.json, and its folder names no scenario: %v", dir, lerr)
 	}
 	m := meta(sc)
 	m.RunID, m.Killed = filepath.Base(dir), true

@@ -42,107 +42,133 @@ func (p *proc) roundInvoke(line int, b []byte, m worker.Message) {
 // worker dies, stays silent or the run is interrupted is recorded as info.
 func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error {
 	sc := r.sc
-	ops := [3]int64{r.nextOp(), r.nextOp(), r.nextOp()}
-	cmds := [3]string{"acquire", "cs", "release"}
-	ch := make(chan worker.Message, 8)
+	rs := &roundSteps{r: r, p: p, key: key, lease: lease, ops: [3]int64{r.nextOp(), r.nextOp(), r.nextOp()},
+		cmds: [3]string{"acquire", "cs", "release"}, ch: make(chan worker.Message, 8), invoked: 1}
 	p.mu.Lock()
-	for i, op := range ops {
-		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: cmds[i], Op: op, Lease: lease}, ch: ch, round: true}
+	for i, op := range rs.ops {
+		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: rs.cmds[i], Op: op, Lease: lease}, ch: rs.ch, round: true}
 	}
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
-		for _, op := range ops {
+		for _, op := range rs.ops {
 			delete(p.pending, op)
 		}
 		p.mu.Unlock()
 	}()
-	ev := func(i int) history.Event {
-		return history.Event{Process: p.name, Op: cmds[i], OpID: ops[i], Lease: lease, Key: key}
-	}
-	invoked, done := 1, 0
-	unknown := func(err error) error {
-		for i := done; i < invoked; i++ {
-			e := ev(i)
-			e.Kind, e.Error = history.Info, err.Error()
-			r.hist.Append(e)
-		}
-		return err
-	}
-	inv := ev(0)
+	inv := rs.ev(0)
 	inv.Kind = history.Invoke
 	r.hist.Append(inv)
-	who := r.identity(p.name)
-	r.taps.setOp(who, p.name, cmds[0])
-	defer r.taps.setOp(who, p.name, "")
-	started := time.Now()
-	c := worker.Command{Cmd: "round", Op: ops[0], OpCS: ops[1], OpRelease: ops[2], Key: key, Lease: lease,
+	rs.who = r.identity(p.name)
+	r.taps.setOp(rs.who, p.name, rs.cmds[0])
+	defer r.taps.setOp(rs.who, p.name, "")
+	rs.started = time.Now()
+	c := worker.Command{Cmd: "round", Op: rs.ops[0], OpCS: rs.ops[1], OpRelease: rs.ops[2], Key: key, Lease: lease,
 		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds(), HoldMs: sc.Workload.Hold.D().Milliseconds()}
 	if err := p.Send(c); err != nil {
-		return unknown(errDead)
+		return rs.unknown(errDead)
 	}
-	timeout := r.opTimeout()
+	timeout := opTimeout(r.sc)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
 		var m worker.Message
 		select {
-		case m = <-ch:
+		case m = <-rs.ch:
 		case <-p.dead:
 			// Messages the worker wrote before it died are still read.
 			select {
-			case m = <-ch:
+			case m = <-rs.ch:
 			default:
-				return unknown(errDead)
+				return rs.unknown(errDead)
 			}
 		case <-t.C:
-			return unknown(fmt.Errorf("no reply within %v", timeout))
+			return rs.unknown(fmt.Errorf("no reply within %v", timeout))
 		case <-r.ctx.Done():
-			return unknown(r.ctx.Err())
+			return rs.unknown(r.ctx.Err())
 		}
 		t.Reset(timeout)
-		at := m.T
-		if at <= 0 {
-			at = history.Now()
-		}
-		switch {
-		case m.Type == worker.TypeInvoke && invoked < 3 && m.Op == ops[invoked] && done == invoked:
-			e := ev(invoked)
-			e.Kind, e.Time = history.Invoke, at
-			r.hist.Append(e)
-			r.taps.setOp(who, p.name, cmds[invoked])
-			invoked++
-			continue
-		case m.Type == "reply" && done < invoked && m.Op == ops[done]:
-		default:
-			r.protocolError(fmt.Sprintf("worker %s: round: %s for op %d out of order (invoked %d, completed %d steps)", p.name, m.Type, m.Op, invoked, done))
-			return unknown(fmt.Errorf("round out of order"))
-		}
-		e := ev(done)
-		e.Time = at
-		r.hist.Append(completion(e, m))
-		done++
-		switch done {
-		case 1: // the acquire
-			if m.Status != worker.StatusOK {
-				if m.Status == worker.StatusFail && time.Since(started) < time.Millisecond {
-					time.Sleep(time.Millisecond) // a lock that refuses without waiting: do not spin
-				}
-				return nil
-			}
-			r.mu.Lock()
-			r.holder = p.name
-			r.lastLease[p] = [2]string{key, lease}
-			r.mu.Unlock()
-			r.events.signal("grant", p.name)
-		case 2: // the critical section
-			r.mu.Lock()
-			if r.holder == p.name {
-				r.holder = ""
-			}
-			r.mu.Unlock()
-		case 3:
-			return nil
+		if end, err := rs.handle(m); end {
+			return err
 		}
 	}
+}
+
+// roundSteps is one round's three steps (acquire, cs, release) as the
+// worker reports them: how many were invoked and completed so far.
+type roundSteps struct {
+	r               *run
+	p               *proc
+	key, lease, who string
+	ops             [3]int64
+	cmds            [3]string
+	ch              chan worker.Message
+	invoked, done   int
+	started         time.Time
+}
+
+// ev is step i's event, without kind and time.
+func (rs *roundSteps) ev(i int) history.Event {
+	return history.Event{Process: rs.p.name, Op: rs.cmds[i], OpID: rs.ops[i], Lease: rs.lease, Key: rs.key}
+}
+
+// unknown records every step invoked but not completed as info, and
+// returns err.
+func (rs *roundSteps) unknown(err error) error {
+	for i := rs.done; i < rs.invoked; i++ {
+		e := rs.ev(i)
+		e.Kind, e.Error = history.Info, err.Error()
+		rs.r.hist.Append(e)
+	}
+	return err
+}
+
+// handle records one message of the round: the invoke of the next step or
+// the completion of the oldest open one. end: the round is over (with err).
+func (rs *roundSteps) handle(m worker.Message) (end bool, err error) {
+	r, p := rs.r, rs.p
+	at := m.T
+	if at <= 0 {
+		at = history.Now()
+	}
+	switch {
+	case m.Type == worker.TypeInvoke && rs.invoked < 3 && m.Op == rs.ops[rs.invoked] && rs.done == rs.invoked:
+		e := rs.ev(rs.invoked)
+		e.Kind, e.Time = history.Invoke, at
+		r.hist.Append(e)
+		r.taps.setOp(rs.who, p.name, rs.cmds[rs.invoked])
+		rs.invoked++
+		return false, nil
+	case m.Type == "reply" && rs.done < rs.invoked && m.Op == rs.ops[rs.done]:
+	default:
+		r.protocolError(fmt.Sprintf("worker %s: round: %s for op %d out of order (invoked %d, completed %d steps)", p.name, m.Type, m.Op, rs.invoked, rs.done))
+		return true, rs.unknown(fmt.Errorf("round out of order"))
+	}
+	e := rs.ev(rs.done)
+	e.Time = at
+	r.hist.Append(completion(e, m))
+	rs.done++
+	switch rs.done {
+	case 1: // the acquire
+		if m.Status != worker.StatusOK {
+			if m.Status == worker.StatusFail && time.Since(rs.started) < time.Millisecond {
+				time.Sleep(time.Millisecond) // a lock that refuses without waiting: do not spin
+			}
+			return true, nil
+		}
+		r.mu.Lock()
+		r.holder = p.name
+		r.lastLease[p] = [2]string{rs.key, rs.lease}
+		r.mu.Unlock()
+		r.events.signal("grant", p.name)
+	case 2: // the critical section
+		r.mu.Lock()
+		if r.holder == p.name {
+			r.holder = ""
+		}
+		r.mu.Unlock()
+	case 3:
+		return true, nil
+	}
+	return false, nil
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/resource"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
@@ -48,7 +48,7 @@ type Options struct {
 // Outcome is what a run produced.
 type Outcome struct {
 	Dir     string
-	Meta    reports.Meta
+	Meta    report.Meta
 	Result  *checker.Result
 	Summary string
 	// Commands are the distinct shapes of the commands the lock sent (with
@@ -111,7 +111,8 @@ type run struct {
 	clus      *cluster.Cluster
 	workerLog *capWriter // workers.log, bounded
 	info      RunInfo
-	subject   Subject // the lock under test and the worker that runs it
+	subject   Subject           // the lock under test and the worker that runs it
+	lockOpts  map[string]string // its options as it runs (Plan.Options)
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -171,13 +172,13 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		opt.RunID = NewRunID()
 	}
 	sc := plan.Scenario
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate(), subject: plan.Subject}
+	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate(), subject: plan.Subject, lockOpts: plan.Options}
 	r.dir = ReportDir(opt, sc, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
 	started := time.Now()
-	ri := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: sc.Lock.Name, Source: sc.File,
+	ri := RunInfo{RunID: r.id, Scenario: sc.Name, Variant: sc.Variant, Lock: r.subject.Name(), Source: sc.File,
 		Backend: string(opt.Backend), Cycles: sc.Nemesis.Cycles, Started: started, Pid: os.Getpid()}
 	if sc.Nemesis.Random != nil {
 		ri.Seed = sc.Nemesis.Random.Seed
@@ -194,7 +195,7 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		return nil, err
 	}
 	r.workerLog = &capWriter{w: logFile, max: MaxWorkerLog}
-	meta := reports.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: sc.Lock.Name, LockLabel: lockLabel(sc.Lock),
+	meta := report.Meta{Scenario: sc.Name, Claim: sc.Claim, Description: sc.Description, Lock: r.subject.Name(), LockLabel: lockLabel(scenarios.Lock{Name: r.subject.Name(), Options: r.lockOpts}),
 		RunID: r.id, Expect: sc.Expect, Allow: sc.Allow, Started: started, Schedule: sc.Schedule()}
 	r.info = ri
 
@@ -216,8 +217,19 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 			meta.Interrupted = true
 		}
 	}
+	out, runErr = judge(r.dir, sc, meta, runErr)
+	if r.taps != nil {
+		out.Commands = r.taps.reg.Seen()
+	}
+	return out, runErr
+}
+
+// judge reads the run's history back from dir, checks it against the
+// scenario's expectation, writes the report and returns the outcome;
+// runErr, the harness's own error, gains any error of these steps.
+func judge(dir string, sc *scenarios.Scenario, meta report.Meta, runErr error) (*Outcome, error) {
 	// The writer keeps nothing in memory: the check reads the file back.
-	events, rerr := history.Read(filepath.Join(r.dir, "history.jsonl"))
+	events, rerr := history.Read(filepath.Join(dir, "history.jsonl"))
 	if rerr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("read history: %w", rerr))
 		if meta.Error != "" {
@@ -235,19 +247,15 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		meta.Matched = false
 		meta.Why = "the harness failed: " + meta.Error
 	}
-	if werr := reports.Write(r.dir, meta, events, res); werr != nil {
+	if werr := report.Write(dir, meta, events, res); werr != nil {
 		runErr = errors.Join(runErr, fmt.Errorf("write report: %w", werr))
 	}
-	out = &Outcome{Dir: r.dir, Meta: meta, Result: res, Summary: reports.Summary(r.dir, meta, res)}
-	if r.taps != nil {
-		out.Commands = r.taps.reg.Seen()
-	}
-	return out, runErr
+	return &Outcome{Dir: dir, Meta: meta, Result: res, Summary: report.Summary(dir, meta, res)}, runErr
 }
 
 // execute is the part of a run that starts things; its deferred cleanup
 // tears them down on every path, panics included.
-func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
+func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 	ctx, abort := context.WithCancelCause(ctx)
 	cancel := func() { abort(context.Canceled) }
 	defer cancel()
@@ -262,54 +270,11 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		}
 	}()
 
-	backend, err := r.opt.Backend.NewBackend(ctx, r.id)
+	closeCluster, err := r.startCluster(ctx, meta)
 	if err != nil {
 		return err
 	}
-	meta.Backend = backend.Name()
-	topo := clusterTopology(r.sc)
-	topo.ClockShim = r.needsShim()
-	if backend.Name() == "process" {
-		// A missing server is named with its Debian package before any
-		// node starts.
-		if err := cluster.CheckPrograms(topo.Programs()...); err != nil {
-			backend.Close(context.Background())
-			return err
-		}
-	}
-	r.note("setup", "backend "+backend.Name())
-	r.info.Backend = backend.Name()
-	if err := writeRunInfo(r.dir, r.info); err != nil {
-		backend.Close(context.Background())
-		return err
-	}
-	if r.subject.External() {
-		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
-	}
-	if err := r.supported(backend); err != nil {
-		backend.Close(context.Background())
-		return err
-	}
-	nw, err := cluster.NetFor(backend, r.id)
-	if err != nil {
-		backend.Close(context.Background())
-		return err
-	}
-	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
-	r.clus, err = cluster.Start(ctx, backend, nw, topo)
-	if err != nil {
-		nw.Close()
-		backend.Close(context.Background())
-		return fmt.Errorf("start cluster: %w", err)
-	}
-	r.clus.LockKey = lockKey(r.sc)
-	cleanups = append(cleanups, func() {
-		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cc()
-		if err := r.clus.Close(c); err != nil {
-			fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
-		}
-	})
+	cleanups = append(cleanups, closeCluster)
 	r.note("setup", "cluster up")
 	if r.usesTaps() {
 		r.taps = newTaps()
@@ -323,6 +288,90 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 	cleanups = append(cleanups, r.res.Close)
 
 	cleanups = append(cleanups, r.killWorkers)
+	if err := r.startWorkers(ctx); err != nil {
+		return err
+	}
+	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
+
+	stopWorkload, wg := r.startWorkload(ctx, cancel)
+	stopBound := r.boundEvents(ctx)
+	stopProbe := func() {}
+	if r.sc.StuckAfter > 0 {
+		// Liveness is judged: record the stalls of the harness's own path.
+		stopProbe = r.probePaths(ctx)
+		cleanups = append(cleanups, stopProbe)
+	}
+	nemErr := r.nemesis(ctx, meta)
+	stopProbe()
+	stopBound()
+	stopWorkload()
+	r.gate.open()
+	r.drain(wg)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause // the first protocol violation or bound, which ended the run
+	}
+	if nemErr != nil {
+		return nemErr
+	}
+	return ctx.Err()
+}
+
+// startCluster starts the run's nodes and proxies on its backend (the
+// scenario's topology), and returns how to tear them down.
+func (r *run) startCluster(ctx context.Context, meta *report.Meta) (closeIt func(), err error) {
+	backend, err := r.opt.Backend.NewBackend(ctx, r.id)
+	if err != nil {
+		return nil, err
+	}
+	meta.Backend = backend.Name()
+	topo := clusterTopology(r.sc)
+	topo.ClockShim = UsesClockShim(r.sc)
+	if backend.Name() == "process" {
+		// A missing server is named with its Debian package before any
+		// node starts.
+		if err := cluster.CheckPrograms(topo.Programs()...); err != nil {
+			backend.Close(context.Background())
+			return nil, err
+		}
+	}
+	r.note("setup", "backend "+backend.Name())
+	r.info.Backend = backend.Name()
+	if err := writeRunInfo(r.dir, r.info); err != nil {
+		backend.Close(context.Background())
+		return nil, err
+	}
+	if r.subject.External() {
+		r.note("setup", fmt.Sprintf("external worker %s (lock %s, needs %s)", r.subject.Worker(), r.subject.Name(), r.subject.Info.Needs))
+	}
+	if err := supported(r.sc, backend); err != nil {
+		backend.Close(context.Background())
+		return nil, err
+	}
+	nw, err := cluster.NetFor(backend, r.id)
+	if err != nil {
+		backend.Close(context.Background())
+		return nil, err
+	}
+	fmt.Fprintf(r.log, "starting %s topology on %s\n", topo.Kind, backend.Name())
+	r.clus, err = cluster.Start(ctx, backend, nw, topo)
+	if err != nil {
+		nw.Close()
+		backend.Close(context.Background())
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	r.clus.LockKey = lockKey(r.sc)
+	return func() {
+		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cc()
+		if err := r.clus.Close(c); err != nil {
+			fmt.Fprintf(os.Stderr, "cleanup: %v\n", err)
+		}
+	}, nil
+}
+
+// startWorkers starts every client's worker process; each must answer
+// init with its ready.
+func (r *run) startWorkers(ctx context.Context) error {
 	for i := 1; i <= r.sc.Workload.Clients; i++ {
 		name := fmt.Sprintf("c%d", i)
 		p, err := r.startProc(ctx, name)
@@ -333,13 +382,18 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 		r.procs[name] = p
 		r.mu.Unlock()
 	}
-	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
+	return nil
+}
 
+// startWorkload starts every client's loop, cN's first round (N-1) ×
+// start_apart after c1's; stop ends them, wg waits for them. A panic in a
+// loop ends the run through cancel.
+func (r *run) startWorkload(ctx context.Context, cancel func()) (stop func(), wg *sync.WaitGroup) {
 	wctx, stopWorkload := context.WithCancel(ctx)
 	r.mu.Lock()
 	r.wctx = wctx
 	r.mu.Unlock()
-	var wg sync.WaitGroup
+	wg = &sync.WaitGroup{}
 	for i := 1; i <= r.sc.Workload.Clients; i++ {
 		name := fmt.Sprintf("c%d", i)
 		wg.Add(1)
@@ -353,26 +407,7 @@ func (r *run) execute(ctx context.Context, meta *reports.Meta) (err error) {
 			r.clientLoop(wctx, name)
 		}()
 	}
-	stopBound := r.boundEvents(ctx)
-	stopProbe := func() {}
-	if r.sc.StuckAfter > 0 {
-		// Liveness is judged: record the stalls of the harness's own path.
-		stopProbe = r.probePaths(ctx)
-		cleanups = append(cleanups, stopProbe)
-	}
-	nemErr := r.nemesis(ctx, meta)
-	stopProbe()
-	stopBound()
-	stopWorkload()
-	r.gate.open()
-	r.drain(&wg)
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return cause // the first protocol violation or bound, which ended the run
-	}
-	if nemErr != nil {
-		return nemErr
-	}
-	return ctx.Err()
+	return stopWorkload, wg
 }
 
 // boundEvents ends the run when its history passes MaxEvents.
@@ -408,30 +443,27 @@ func (r *run) recoverInto(cancel func()) {
 // supported refuses, before any node starts, a fault the backend cannot
 // inject (a clock fault on nodes without the clock shim, a power loss a
 // remote daemon cannot freeze), naming the step.
-func (r *run) supported(b cluster.Backend) error {
-	if d, ok := b.(*cluster.Docker); ok && d.Remote() && r.sc.Topology.Kind == lockfault.Cluster {
-		return fmt.Errorf("%s: topology.kind: a cluster cannot run beside a remote Docker daemon, where its nodes' bus would bypass the harness's proxies (allowed: a local daemon, or -backend process)", r.sc.File)
+func supported(sc *scenarios.Scenario, b cluster.Backend) error {
+	if r, ok := b.(interface{ Remote() bool }); ok && r.Remote() && sc.Topology.Kind == lockfault.Cluster {
+		return fmt.Errorf("%s: topology.kind: a cluster cannot run beside a remote Docker daemon, where its nodes' bus would bypass the harness's proxies (allowed: a local daemon, or -backend process)", sc.File)
 	}
-	for _, st := range r.sc.Nemesis.Steps {
+	for _, st := range sc.Nemesis.Steps {
 		if st.Fault == "" {
 			continue
 		}
 		if err := b.Supports(st.Fault); err != nil {
-			return fmt.Errorf("%s:%d: step %q: the %s backend cannot inject it: %w", r.sc.File, st.Line, st.String(), b.Name(), err)
+			return fmt.Errorf("%s:%d: step %q: the %s backend cannot inject it: %w", sc.File, st.Line, st.String(), b.Name(), err)
 		}
 	}
-	if rn := r.sc.Nemesis.Random; rn != nil {
+	if rn := sc.Nemesis.Random; rn != nil {
 		for _, f := range rn.Faults {
 			if err := b.Supports(f); err != nil {
-				return fmt.Errorf("%s:%d: random fault %s: the %s backend cannot inject it: %w", r.sc.File, rn.Line, f, b.Name(), err)
+				return fmt.Errorf("%s:%d: random fault %s: the %s backend cannot inject it: %w", sc.File, rn.Line, f, b.Name(), err)
 			}
 		}
 	}
 	return nil
 }
-
-// needsShim: clock and power-loss faults need the node shim preloaded.
-func (r *run) needsShim() bool { return UsesClockShim(r.sc) }
 
 // ShimFaults are the faults that move a node's clock through the clock
 // shim (power-loss restarts a node with its clock behind).

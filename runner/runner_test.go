@@ -12,7 +12,9 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/cluster/docker"
 	"github.com/lockfault/lockfault/history"
+	_ "github.com/lockfault/lockfault/plots" // the runs' reports here have their timeline.png
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -27,7 +29,7 @@ func TestMain(m *testing.M) {
 
 func backends(t *testing.T) []string {
 	out := []string{"process"}
-	if cluster.DockerAvailable(context.Background()) {
+	if docker.DockerAvailable(context.Background()) {
 		out = append(out, "docker")
 	} else {
 		t.Log("no Docker engine: docker backend not exercised")
@@ -69,8 +71,8 @@ func assertNoLeftovers(t *testing.T, runID string) {
 	if m, _ := filepath.Glob(filepath.Join(os.TempDir(), cluster.TempPrefix+"*"+runID+"*")); len(m) > 0 {
 		t.Errorf("temp dirs left behind: %v", m)
 	}
-	if cluster.DockerAvailable(context.Background()) {
-		if n, err := cluster.DockerLeftovers(context.Background(), runID); err != nil || n != 0 {
+	if docker.DockerAvailable(context.Background()) {
+		if n, err := docker.DockerLeftovers(context.Background(), runID); err != nil || n != 0 {
 			t.Errorf("%d docker objects of run %s left (%v)", n, runID, err)
 		}
 	}
@@ -158,7 +160,7 @@ func TestInterruptMidFaultCleansUp(t *testing.T) {
 			}
 			assertNoLeftovers(t, out.Meta.RunID)
 			if b == "docker" {
-				if n, err := cluster.DockerLeftovers(context.Background(), out.Meta.RunID); err != nil || n != 0 {
+				if n, err := docker.DockerLeftovers(context.Background(), out.Meta.RunID); err != nil || n != 0 {
 					t.Errorf("%d docker objects left (%v)", n, err)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/procwatch"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -43,7 +44,7 @@ func (r *run) slowCall(p *proc, c worker.Command, d time.Duration) {
 		pid = p.cmd.Process.Pid
 	}
 	detail := fmt.Sprintf("%s's %s (op %d) without a reply for %v: worker pid %d: %s",
-		p.name, c.Cmd, c.Op, d.Round(time.Millisecond), pid, describeThreads(threads(pid, true)))
+		p.name, c.Cmd, c.Op, d.Round(time.Millisecond), pid, describeThreads(procwatch.Threads(pid, true)))
 	if r.taps != nil {
 		detail += "; " + r.taps.describe(r.identity(p.name))
 	}
@@ -52,19 +53,19 @@ func (r *run) slowCall(p *proc, c worker.Command, d time.Duration) {
 
 // describeThreads: "7 threads: 6 sleeping (futex_wait_queue 5, ep_poll
 // 1), 1 stopped (do_signal_stop 1)".
-func describeThreads(ts []thread) string {
+func describeThreads(ts []procwatch.Thread) string {
 	if len(ts) == 0 {
 		return "no threads (the process is gone)"
 	}
 	states := map[byte]int{}
 	waits := map[byte]map[string]int{}
 	for _, t := range ts {
-		states[t.state]++
-		if t.wait != "" {
-			if waits[t.state] == nil {
-				waits[t.state] = map[string]int{}
+		states[t.State]++
+		if t.Wait != "" {
+			if waits[t.State] == nil {
+				waits[t.State] = map[string]int{}
 			}
-			waits[t.state][t.wait]++
+			waits[t.State][t.Wait]++
 		}
 	}
 	parts := make([]string, 0, len(states))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/procwatch"
 )
 
 // A call without a reply for long is noted with the worker's state: the
@@ -66,8 +67,8 @@ expect: [safe]
 }
 
 func TestDescribeThreads(t *testing.T) {
-	got := describeThreads([]thread{{'S', "futex_wait_queue"}, {'S', "pipe_write"}, {'S', "futex_wait_queue"}, {'S', ""},
-		{'T', "do_signal_stop"}, {'X', ""}})
+	got := describeThreads([]procwatch.Thread{{State: 'S', Wait: "futex_wait_queue"}, {State: 'S', Wait: "pipe_write"}, {State: 'S', Wait: "futex_wait_queue"}, {State: 'S', Wait: ""},
+		{State: 'T', Wait: "do_signal_stop"}, {State: 'X', Wait: ""}})
 	if want := "6 threads: 4 sleeping (futex_wait_queue 2, pipe_write 1), 1 stopped (do_signal_stop 1), 1 state X"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}

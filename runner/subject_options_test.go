@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -58,6 +59,12 @@ func TestSubjectOptions(t *testing.T) {
 	got := plan.Scenario.Lock.Options
 	if got["lease"] != "1s" || got["wait-replicas"] != "1" || got["wait-timeout"] != "2s" {
 		t.Errorf("the run's lock options are %v, want the scenario's lease and the subject's wait-replicas=1, wait-timeout=2s", got)
+	}
+	// The plan is the one carrier of the lock from here to the worker's
+	// init: the subject and the options the run gives it, which the
+	// scenario written with the run records too.
+	if plan.Subject.Name() != "redisson" || !maps.Equal(plan.Options, got) || plan.Scenario.Lock.Name != plan.Subject.Name() {
+		t.Errorf("plan carries lock %q with %v; the scenario records %q with %v", plan.Subject.Name(), plan.Options, plan.Scenario.Lock.Name, got)
 	}
 	if sc.Lock.Options["wait-replicas"] != "0" {
 		t.Errorf("Prepare changed the scenario it was given: %v", sc.Lock.Options)

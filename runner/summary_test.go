@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/report"
 )
 
 // Issue 31: a run whose workers exit right after ready printed "evidence: 1
@@ -31,7 +31,7 @@ exit 0`)
 	if ev == nil {
 		t.Fatal("no evidence summary")
 	}
-	sum := reports.Summary(out.Dir, out.Meta, res)
+	sum := report.Summary(out.Dir, out.Meta, res)
 	t.Logf("summary:\n%s", sum)
 	if ev.Grants == 0 && ev.Shown != 0 {
 		t.Errorf("evidence %q: a cycle with 0 grants counted as with evidence", ev.Text())
@@ -39,7 +39,7 @@ exit 0`)
 	if hits, of := res.Rate(checker.ClassUnknown); contains(res.Observed, checker.ClassUnknown) && hits == 0 {
 		t.Errorf("an unknown finding, but unknown in %d of %d cycles", hits, of)
 	}
-	md, err := os.ReadFile(filepath.Join(out.Dir, reports.FileMarkdown))
+	md, err := os.ReadFile(filepath.Join(out.Dir, report.FileMarkdown))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -156,8 +156,8 @@ func (r *run) clientLoop(ctx context.Context, name string) {
 
 // opTimeout bounds how long the harness waits for a reply before calling
 // the outcome unknown. It is generous: a paused worker is not a dead one.
-func (r *run) opTimeout() time.Duration {
-	return r.sc.Lock.Wait.D() + r.sc.Workload.Hold.D() + r.sc.Lock.TTL.D() + 60*time.Second
+func opTimeout(sc *scenarios.Scenario) time.Duration {
+	return sc.Lock.Wait.D() + sc.Workload.Hold.D() + sc.Lock.TTL.D() + 60*time.Second
 }
 
 // invoke records an invocation, runs the call, and records the completion.
@@ -170,7 +170,7 @@ func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command)
 	defer r.taps.setOp(r.identity(p.name), p.name, "")
 	// In-flight operations finish when the workload stops; only an
 	// interrupted run (r.ctx cancelled) abandons them.
-	m, err := p.call(r.ctx, c, r.opTimeout())
+	m, err := p.call(r.ctx, c, opTimeout(r.sc))
 	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key}
 	if err != nil {
 		e.Kind, e.Error = history.Info, err.Error()
@@ -217,8 +217,7 @@ func lockKey(sc *scenarios.Scenario) string {
 	return lockimpl.KeyFor(sc.Workload.Resource + "-1")
 }
 
-func (r *run) roundKey() string {
-	wl := r.sc.Workload
+func roundKey(wl scenarios.Workload) string {
 	if wl.Keys <= 1 {
 		return wl.Resource
 	}
@@ -239,7 +238,7 @@ func (r *run) roundKey() string {
 // hold_until_valid the critical section lasts until that margin before the
 // end of the validity the lock last reported.
 func (r *run) oneRound(ctx context.Context, p *proc) error {
-	key := r.roundKey()
+	key := roundKey(r.sc.Workload)
 	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
 	if r.sc.Workload.Round == scenarios.RoundWorker {
 		return r.workerRound(ctx, p, key, lease)

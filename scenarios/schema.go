@@ -75,38 +75,7 @@ func checkShape(file string, n *yaml.Node, t reflect.Type, path string) error {
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return errf("want a mapping of %s, got %s", strings.Join(fieldNames(t), ", "), kindName(n))
-		}
-		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name := strings.Split(f.Tag.Get("yaml"), ",")[0]
-			if name == "" || name == "-" || !f.IsExported() {
-				continue
-			}
-			fields[name] = f.Type
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if err := checkKey(file, k, path); err != nil {
-				return err
-			}
-			if k.Value == "<<" {
-				if err := checkShape(file, v, t, path); err != nil {
-					return err
-				}
-				continue
-			}
-			ft, ok := fields[k.Value]
-			if !ok {
-				return fmt.Errorf("%s:%d: %s: unknown field (allowed: %s)", file, k.Line, join(path, k.Value), strings.Join(fieldNames(t), ", "))
-			}
-			if err := checkShape(file, v, ft, join(path, k.Value)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return checkStruct(file, n, t, path, errf)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			return errf("want a list, got %s", kindName(n))
@@ -118,22 +87,73 @@ func checkShape(file string, n *yaml.Node, t reflect.Type, path string) error {
 		}
 		return nil
 	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return errf("want a mapping of names to values, got %s", kindName(n))
+		return checkMap(file, n, t, path, errf)
+	}
+	return checkScalar(n, t, errf)
+}
+
+// checkStruct checks a mapping against a struct's YAML fields (a merge key
+// "<<" against the same struct).
+func checkStruct(file string, n *yaml.Node, t reflect.Type, path string, errf func(string, ...any) error) error {
+	if n.Kind != yaml.MappingNode {
+		return errf("want a mapping of %s, got %s", strings.Join(fieldNames(t), ", "), kindName(n))
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if name == "" || name == "-" || !f.IsExported() {
+			continue
 		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode {
-				return fmt.Errorf("%s:%d: %s: a key must be a plain word", file, k.Line, path)
-			}
-			if err := checkKey(file, k, path); err != nil {
+		fields[name] = f.Type
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if err := checkKey(file, k, path); err != nil {
+			return err
+		}
+		if k.Value == "<<" {
+			if err := checkShape(file, v, t, path); err != nil {
 				return err
 			}
-			if err := checkShape(file, v, t.Elem(), join(path, k.Value)); err != nil {
-				return err
-			}
+			continue
 		}
-		return nil
+		ft, ok := fields[k.Value]
+		if !ok {
+			return fmt.Errorf("%s:%d: %s: unknown field (allowed: %s)", file, k.Line, join(path, k.Value), strings.Join(fieldNames(t), ", "))
+		}
+		if err := checkShape(file, v, ft, join(path, k.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMap checks a mapping of plain-word names to values of t's element
+// type.
+func checkMap(file string, n *yaml.Node, t reflect.Type, path string, errf func(string, ...any) error) error {
+	if n.Kind != yaml.MappingNode {
+		return errf("want a mapping of names to values, got %s", kindName(n))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return fmt.Errorf("%s:%d: %s: a key must be a plain word", file, k.Line, path)
+		}
+		if err := checkKey(file, k, path); err != nil {
+			return err
+		}
+		if err := checkShape(file, v, t.Elem(), join(path, k.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkScalar checks a single value against a string, a whole number (in
+// range for an int) or true/false.
+func checkScalar(n *yaml.Node, t reflect.Type, errf func(string, ...any) error) error {
+	switch t.Kind() {
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
 			return errf("want a single value, got %s", kindName(n))

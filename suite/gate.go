@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockfault/lockfault/card"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/runner"
 )
 
@@ -132,7 +132,7 @@ func Cards(ctx context.Context, subjects []runner.Subject, opt Options, tablePat
 		rel[i] = c.RelativeTo(res.Dirs[i])
 	}
 	png := strings.TrimSuffix(tablePath, filepath.Ext(tablePath)) + ".png"
-	return res, reports.WriteCardsTable(tablePath, png, rel, res.Dirs, res.Expected)
+	return res, pages.WriteCardsTable(tablePath, png, rel, res.Dirs, res.Expected)
 }
 
 // Exit is the cards run's exit code.

@@ -15,7 +15,8 @@ import (
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
+	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -165,7 +166,7 @@ func runRow(ctx context.Context, row card.Row, sc *scenarios.Scenario, subj runn
 	out, err := runner.Run(ctx, plan, opt.Run)
 	row.Duration = time.Since(started)
 	if out != nil {
-		row.Report = filepath.Join(out.Dir, reports.FileMarkdown)
+		row.Report = filepath.Join(out.Dir, report.FileMarkdown)
 	}
 	if out != nil && out.Result != nil && out.Result.Evidence != nil {
 		row.Evidence = out.Result.Evidence.Text()
@@ -237,7 +238,7 @@ func judge(row *card.Row, plan *runner.Plan, res *checker.Result, matched bool, 
 	}
 	for _, f := range res.Findings {
 		if !allowed[f.Class] && len(row.Findings) < 5 {
-			row.Findings = append(row.Findings, oneLine(reports.FindingSentence(f)))
+			row.Findings = append(row.Findings, oneLine(report.FindingSentence(f)))
 		}
 	}
 	if len(row.Findings) > 0 {
@@ -340,7 +341,7 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 	}
 	c.Sort()
 	c.Dir = dir
-	if err := reports.WriteCard(dir, c.RelativeTo(dir)); err != nil {
+	if err := pages.WriteCard(dir, c.RelativeTo(dir)); err != nil {
 		return c, dir, err
 	}
 	return c, dir, nil
@@ -352,12 +353,12 @@ func usedBackend(rows []card.Row) string {
 		if r.Report == "" {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(filepath.Dir(r.Report), reports.FileJSON))
+		data, err := os.ReadFile(filepath.Join(filepath.Dir(r.Report), report.FileJSON))
 		if err != nil {
 			continue
 		}
 		var doc struct {
-			Meta reports.Meta `json:"meta"`
+			Meta report.Meta `json:"meta"`
 		}
 		if json.Unmarshal(data, &doc) == nil && doc.Meta.Backend != "" {
 			return doc.Meta.Backend

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
+	_ "github.com/lockfault/lockfault/cluster/docker" // LOCKFAULT_BACKEND=docker
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 	"github.com/lockfault/lockfault/worker"

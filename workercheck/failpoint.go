@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/procwatch"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -67,7 +68,7 @@ func checkFailpointCrash(p *probe) {
 		if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 			p.failf(ruleFailpoint, &f, sentOf(s, op), "after fired crash the worker %s, want killed by SIGKILL", s.status())
 		}
-	} else if !poll(CrashTimeout, func() bool { return procGone(pid) }) {
+	} else if !poll(CrashTimeout, func() bool { return procwatch.Gone(pid) }) {
 		p.failf(ruleFailpoint, &f, sentOf(s, op), "process %d (ready's pid) still runs %v after fired crash", pid, CrashTimeout)
 	}
 	s.drain(time.Second)
@@ -97,7 +98,7 @@ func checkFailpointStop(p *probe) {
 	if st.msg.Name != "cs-after-read" || st.msg.Ms != stopMs {
 		p.failf(ruleFired, &st, sentOf(s, op), "stopping names %s ms %d, want cs-after-read ms %d", st.msg.Name, st.msg.Ms, stopMs)
 	}
-	if !poll(StopTimeout, func() bool { return threadsStopped(ready.Pid) }) {
+	if !poll(StopTimeout, func() bool { return procwatch.ThreadsStopped(ready.Pid) }) {
 		p.failf(ruleFailpoint, &st, sentOf(s, op), "process %d (ready's pid) is not stopped %v after stopping (/proc/%d/task/*/stat)", ready.Pid, StopTimeout, ready.Pid)
 	}
 	for _, e := range p.srv.accessesOf(lease) {

@@ -1,6 +1,9 @@
 package workercheck
 
-import "github.com/lockfault/lockfault/worker"
+import (
+	"github.com/lockfault/lockfault/internal/procwatch"
+	"github.com/lockfault/lockfault/worker"
+)
 
 // checkDescribe: init without endpoints is answered with one line, ready,
 // first and within InitTimeout; nothing else follows it unasked. The init
@@ -17,7 +20,7 @@ func checkDescribe(p *probe) {
 		p.failf(ruleStartup, &a, []Line{x.line()}, "init was answered with %s: %s", a.msg.Type, a.msg.Error)
 	}
 	p.ready, p.readyLine, p.workerGroup = a.msg, a, s.pid
-	p.readyGroup, _ = procGroup(a.msg.Pid)
+	p.readyGroup, _ = procwatch.Group(a.msg.Pid)
 	// The describe-only worker answers an operation with a refusal (no
 	// lock is built), and writes nothing else.
 	s.barrier(idDescribe)

@@ -1,19 +1,18 @@
 package workercheck
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/procwatch"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -43,7 +42,7 @@ type proc struct {
 	lines chan rline // closed at the end of stdout
 	quit  chan struct{}
 	dead  chan struct{} // closed once the process is reaped
-	tail  *tailBuffer
+	tail  *procwatch.Tail
 
 	closeOnce sync.Once
 }
@@ -67,7 +66,7 @@ func spawn(argv []string, stderr io.Writer) (*proc, error) {
 		inW.Close()
 		return nil, err
 	}
-	p := &proc{in: inW, out: outR, lines: make(chan rline, 64), quit: make(chan struct{}), dead: make(chan struct{}), tail: &tailBuffer{max: stderrTail}}
+	p := &proc{in: inW, out: outR, lines: make(chan rline, 64), quit: make(chan struct{}), dead: make(chan struct{}), tail: procwatch.NewTail(stderrTail)}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), worker.EnvRole+"=worker")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -183,81 +182,3 @@ func (p *proc) kill() {
 
 // stderr returns the end of the worker's stderr.
 func (p *proc) stderr() string { return strings.TrimSpace(p.tail.String()) }
-
-// threadsStopped reports whether every thread of pid is stopped (state T
-// or t in /proc).
-func threadsStopped(pid int) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil || len(tasks) == 0 {
-		return false
-	}
-	for _, t := range tasks {
-		st, ok := procState(dir + "/" + t.Name() + "/stat")
-		if ok && st != 'T' && st != 't' {
-			return false
-		}
-	}
-	return true
-}
-
-// procGone reports whether pid has exited (absent or a zombie).
-func procGone(pid int) bool {
-	st, ok := procState("/proc/" + strconv.Itoa(pid) + "/stat")
-	return !ok || st == 'Z' || st == 'X'
-}
-
-// procGroup returns the process group of pid.
-func procGroup(pid int) (int, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
-	if len(f) < 3 {
-		return 0, false
-	}
-	g, err := strconv.Atoi(f[2])
-	return g, err == nil
-}
-
-// procState reads the state letter of a /proc stat file; it follows the
-// command name, which is in parentheses.
-func procState(path string) (byte, bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return 0, false
-	}
-	return b[i+2], true
-}
-
-// tailBuffer keeps the last max bytes written to it.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tailBuffer) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, b...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(b), nil
-}
-
-func (t *tailBuffer) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}

@@ -2,13 +2,12 @@ package workercheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"sync"
 	"time"
 
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/resource"
@@ -26,18 +25,15 @@ const (
 )
 
 // servers are the real servers of one Run: redis-server processes on free
-// loopback ports, started when a check first needs them, in two
-// independent sets (the second is where control/endpoints re-points a
+// loopback ports (cluster's process backend: each node checked to be the
+// one listening, else moved), started when a check first needs them, in
+// two independent sets (the second is where control/endpoints re-points a
 // worker), and lockfault's protected resource.
-//
-// The nodes are started here rather than by cluster.Process: that
-// package brings the Docker client with it, and the test binary, which
-// doubles as the worker under check, would start half as fast.
 type servers struct {
-	needs string // the lock's, from handshake/describe
-	dir   string
-	sets  [2][]*redisNode
-	res   *resource.Server
+	needs   string // the lock's, from handshake/describe
+	backend *cluster.Process
+	sets    [2][]cluster.Node
+	res     *resource.Server
 
 	mu       sync.Mutex
 	accesses []history.Event
@@ -51,14 +47,14 @@ func (e runError) Error() string { return e.err.Error() }
 func (e runError) Unwrap() error { return e.err }
 
 func newServers() (*servers, error) {
-	dir, err := os.MkdirTemp("", "lockfault-worker-check-")
+	b, err := cluster.NewProcess("worker-check")
 	if err != nil {
 		return nil, err
 	}
-	s := &servers{dir: dir, res: &resource.Server{}}
+	s := &servers{backend: b, res: &resource.Server{}}
 	s.res.Record = s.record
 	if err := s.res.Listen("127.0.0.1:0"); err != nil {
-		os.RemoveAll(dir)
+		b.Close(context.Background())
 		return nil, err
 	}
 	return s, nil
@@ -94,7 +90,9 @@ func (s *servers) set(ctx context.Context, i int) []string {
 		n = mastersPerSet
 	}
 	for len(s.sets[i]) < n {
-		node, err := startRedis(ctx, s.dir)
+		sctx, cancel := context.WithTimeout(ctx, RedisStartTimeout)
+		node, err := s.backend.Start(sctx, cluster.NodeSpec{Name: fmt.Sprintf("r%d-%d", i+1, len(s.sets[i])+1), Kind: cluster.KindRedis})
+		cancel()
 		if err != nil {
 			panic(runError{err})
 		}
@@ -102,7 +100,7 @@ func (s *servers) set(ctx context.Context, i int) []string {
 	}
 	var out []string
 	for _, node := range s.sets[i] {
-		out = append(out, node.addr)
+		out = append(out, node.Addr())
 	}
 	return out
 }
@@ -189,12 +187,7 @@ func (s *servers) ttls(ctx context.Context, i int, keys []map[string]int64) {
 // close stops the servers and removes their directory.
 func (s *servers) close() error {
 	s.res.Close()
-	var errs []error
-	for _, set := range s.sets {
-		for _, n := range set {
-			errs = append(errs, n.kill())
-		}
-	}
-	errs = append(errs, os.RemoveAll(s.dir))
-	return errors.Join(errs...)
+	ctx, cancel := context.WithTimeout(context.Background(), KillTimeout)
+	defer cancel()
+	return s.backend.Close(ctx)
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockfault/lockfault/campaign"
 	"github.com/lockfault/lockfault/hunt"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/runner"
 )
 
@@ -35,11 +35,11 @@ func Hunter(opt runner.Options, rateRuns int) func(ctx context.Context, subj run
 			f := r.Findings[0]
 			res.Outcome, res.Observed = campaign.Violated, []string{f.Fingerprint.Class}
 			res.Finding = fmt.Sprintf("%s: %s (minimal scenario: %d faults, reproduces in %d of %d runs)", f.Fingerprint.ID(), f.Fingerprint.Detail, len(f.Minimal.Events), f.Rate[0], f.Rate[1])
-			res.Report = filepath.Join(r.Dir, reports.FileHuntCard)
+			res.Report = filepath.Join(r.Dir, pages.FileHuntCard)
 		case r.Inconclusive == len(r.Tried):
 			res.Outcome, res.Finding = campaign.Unknown, fmt.Sprintf("none of the %d schedules proved anything", len(r.Tried))
 		default:
-			res.Outcome, res.Report = campaign.Held, filepath.Join(r.Dir, reports.FileHuntCard)
+			res.Outcome, res.Report = campaign.Held, filepath.Join(r.Dir, pages.FileHuntCard)
 			res.Observed = []string{"safe"}
 		}
 		return res

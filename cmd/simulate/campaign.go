@@ -17,7 +17,7 @@ import (
 	"github.com/lockfault/lockfault/campaign/builtin"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/hunt"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/runner"
 )
 
@@ -221,7 +221,7 @@ func cmdServe(args []string, stdout, stderr io.Writer) int {
 	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
 		return f.fail("-addr %q: want a loopback host:port (allowed: 127.0.0.1:PORT, [::1]:PORT)", *addr)
 	}
-	if _, err := reports.WriteIndex(root); err != nil {
+	if _, err := pages.WriteIndex(root); err != nil {
 		return f.fail("%v", err)
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -245,7 +245,7 @@ func writeIndex(root string, stderr io.Writer) {
 	if st, err := os.Stat(root); err != nil || !st.IsDir() {
 		return
 	}
-	if _, err := reports.WriteIndex(root); err != nil {
+	if _, err := pages.WriteIndex(root); err != nil {
 		fmt.Fprintln(stderr, "index.html:", err)
 	}
 }

@@ -7,7 +7,8 @@ import (
 	"io"
 
 	"github.com/lockfault/lockfault/cluster"
-	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/cluster/docker"
+	"github.com/lockfault/lockfault/internal/cgroup"
 )
 
 func cmdClean(args []string, stdout, stderr io.Writer) int {
@@ -17,15 +18,15 @@ func cmdClean(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx := context.Background()
 	var errs []error
-	if cluster.DockerAvailable(ctx) {
-		n, err := cluster.CleanDocker(ctx)
+	if docker.DockerAvailable(ctx) {
+		n, err := docker.CleanDocker(ctx)
 		errs = append(errs, err)
 		fmt.Fprintf(stdout, "removed %d docker object(s) labelled %s\n", n, cluster.LabelApp)
 	}
 	n, err := cluster.CleanTemp()
 	errs = append(errs, err)
 	fmt.Fprintf(stdout, "removed %d temp dir(s)\n", n)
-	n, err = runner.CleanCgroups()
+	n, err = cgroup.Clean()
 	errs = append(errs, err)
 	fmt.Fprintf(stdout, "removed %d worker cgroup(s) of dead runs\n", n)
 	if err := errors.Join(errs...); err != nil {

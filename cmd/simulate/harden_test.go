@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/cluster/docker"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -155,7 +156,7 @@ func TestInterruptedStartupStopsAndCleansUp(t *testing.T) {
 	}
 	for _, backend := range []string{"process", "docker"} {
 		t.Run(backend, func(t *testing.T) {
-			if backend == "docker" && !cluster.DockerAvailable(context.Background()) {
+			if backend == "docker" && !docker.DockerAvailable(context.Background()) {
 				t.Skip("no Docker engine")
 			}
 			took := interruptStartup(t, backend)
@@ -169,7 +170,7 @@ func TestInterruptedStartupStopsAndCleansUp(t *testing.T) {
 func BenchmarkInterruptedStartup(b *testing.B) {
 	for _, backend := range []string{"process", "docker"} {
 		b.Run(backend, func(b *testing.B) {
-			if backend == "docker" && !cluster.DockerAvailable(context.Background()) {
+			if backend == "docker" && !docker.DockerAvailable(context.Background()) {
 				b.Skip("no Docker engine")
 			}
 			var total time.Duration
@@ -221,7 +222,7 @@ expect: [safe]
 		t.Errorf("left behind: %v", left)
 	}
 	if backend == "docker" {
-		n, err := cluster.DockerLeftovers(context.Background(), m[1])
+		n, err := docker.DockerLeftovers(context.Background(), m[1])
 		if err != nil || n != 0 {
 			t.Errorf("%d docker objects of run %s left (%v)", n, m[1], err)
 		}

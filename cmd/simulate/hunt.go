@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/lockfault/lockfault/hunt"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/runner"
 )
 
@@ -49,7 +49,7 @@ func cmdHunt(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := hunt.Run(ctx, subj, opt)
 	if res != nil {
-		fmt.Fprintf(stdout, "\nhunt of %s: %d schedules, %d violations; card: %s\n", res.Lock, len(res.Tried), len(res.Findings), filepath.Join(res.Dir, reports.FileHuntCard))
+		fmt.Fprintf(stdout, "\nhunt of %s: %d schedules, %d violations; card: %s\n", res.Lock, len(res.Tried), len(res.Findings), filepath.Join(res.Dir, pages.FileHuntCard))
 		for _, fd := range res.Findings {
 			fmt.Fprintf(stdout, "  %s: %s (reproduces in %d of %d runs)\n", fd.Fingerprint.ID(), fd.MinimalYAML, fd.Rate[0], fd.Rate[1])
 		}

@@ -12,6 +12,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	// Linked for their side effect: the Docker backend (package cluster
+	// runs local processes without it), and the pictures (timeline.png,
+	// suite.png, cards.png, claims.png: the report writers draw them only
+	// when package plots is linked).
+	_ "github.com/lockfault/lockfault/cluster/docker"
+	_ "github.com/lockfault/lockfault/plots"
 	"github.com/lockfault/lockfault/worker"
 )
 

@@ -52,21 +52,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	if *needsExt {
-		s := sc
-		if ov.Variant != "" {
-			if s, err = sc.WithVariant(ov.Variant); err != nil {
-				fmt.Fprintln(stderr, err)
-				return 2
-			}
-		}
-		name := s.Lock.Name
-		if *lock != "" {
-			name = *lock
-		}
-		name, _, _ = strings.Cut(name, "+")
-		answer := "yes"
-		if _, builtIn := lockimpl.Lookup(name); builtIn || *workerLine != "" {
-			answer = "no" // lockfault's own lock, or a worker's
+		answer, err := needsExtAnswer(sc, ov.Variant, *lock, *workerLine)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 2
 		}
 		fmt.Fprintln(stdout, answer)
 		return 0
@@ -106,6 +95,28 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "simulate run:", err)
 	}
 	return runner.Code(out, err)
+}
+
+// needsExtAnswer is -needs-ext's answer: yes when the run's lock (from
+// -lock, else the variant's or the scenario's) is a published library's,
+// served by lockfault-ext; no for lockfault's own lock or a worker's.
+func needsExtAnswer(sc *scenarios.Scenario, variant, lock, workerLine string) (string, error) {
+	s := sc
+	if variant != "" {
+		var err error
+		if s, err = sc.WithVariant(variant); err != nil {
+			return "", err
+		}
+	}
+	name := s.Lock.Name
+	if lock != "" {
+		name = lock
+	}
+	name, _, _ = strings.Cut(name, "+")
+	if _, builtIn := lockimpl.Lookup(name); builtIn || workerLine != "" {
+		return "no", nil // lockfault's own lock, or a worker's
+	}
+	return "yes", nil
 }
 
 // optionalSubject is the lock -lock or -worker names; nil when neither is

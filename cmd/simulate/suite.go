@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/card"
-	"github.com/lockfault/lockfault/reports"
+	"github.com/lockfault/lockfault/pages"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -173,7 +173,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	if err := done(); err != nil {
 		return f.fail("%v", err)
 	}
-	if err := reports.CheckCardsReadme(*readme, *summary); err != nil {
+	if err := pages.CheckCardsReadme(*readme, *summary); err != nil {
 		return f.fail("-readme: %v", err)
 	}
 	ctx, stop := interruptible()
@@ -219,12 +219,12 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 		return f.fail("%v", err)
 	}
 	if *summary != "" {
-		if err := reports.WriteCardsSummary(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
+		if err := pages.WriteCardsSummary(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
 			return f.fail("-summary: %v", err)
 		}
 	}
 	if *readme != "" {
-		if err := reports.WriteCardsReadme(*readme, *summary); err != nil {
+		if err := pages.WriteCardsReadme(*readme, *summary); err != nil {
 			return f.fail("-readme: %v", err)
 		}
 	}

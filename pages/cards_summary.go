@@ -1,0 +1,179 @@
+package pages
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/internal/userfile"
+)
+
+// maxSummaryBytes bounds the existing page read back to keep the other
+// backends' sections.
+const maxSummaryBytes = 4 << 20
+
+// WriteCardsSummary writes what a cards run measured as a page that links
+// nothing (docs/CARDS.md): one section per backend, each with one row per
+// lock (its exact version and its tally), the cells that differ from the
+// promise table, then, per lock, each property it did not hold with the
+// first finding's sentence. Only this run's backend's section is replaced:
+// the other backend's, measured by another make cards, is kept.
+func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string) error {
+	if len(cards) > 0 && cards[0].Backend != "" {
+		backend = cards[0].Backend // auto resolved
+	}
+	sections := map[string]string{}
+	if old, err := userfile.ReadFile(path, maxSummaryBytes); err == nil {
+		sections = summarySections(old)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	sections[backend] = backendSection(backend, cards, differ)
+	var b strings.Builder
+	b.WriteString("# Measured cards\n\nWritten by `make cards` (`simulate cards -summary`): every lock lockfault ships and every library worker in `examples/`, through the whole property suite, one section per backend (each rewritten by the run on that backend, `make cards backend=process` or `backend=docker`). What each property promises: [PROPERTIES.md](PROPERTIES.md); what was expected of each lock: the promise table there. How often each outcome comes back: [RATES.md](RATES.md).\n")
+	names := slices.Sorted(maps.Keys(sections)) // docker, then process
+	for _, name := range names {
+		b.WriteString(sections[name])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// The README's block that WriteCardsReadme rewrites.
+const (
+	readmeBegin = "<!-- BEGIN generated:cards (make cards) -->\n"
+	readmeEnd   = "<!-- END generated:cards -->"
+)
+
+// CheckCardsReadme checks, before a cards run starts, that a README given
+// to WriteCardsReadme ("": none) can be rewritten: a summary page is given
+// too, and the README has the cards block.
+func CheckCardsReadme(readme, summary string) error {
+	if readme == "" {
+		return nil
+	}
+	if summary == "" {
+		return fmt.Errorf("needs -summary (the README's block is made from that page)")
+	}
+	_, _, _, err := readmeBlock(readme)
+	return err
+}
+
+// readmeBlock reads a README and finds its cards block: the text before
+// the block's content ends at i, the text after it starts at j.
+func readmeBlock(readme string) (r []byte, i, j int, err error) {
+	if r, err = userfile.ReadFile(readme, maxSummaryBytes); err != nil {
+		return nil, 0, 0, err
+	}
+	i, j = bytes.Index(r, []byte(readmeBegin)), bytes.Index(r, []byte(readmeEnd))
+	if i < 0 || j < i {
+		return nil, 0, 0, fmt.Errorf("%s: no cards block (%q ... %q)", readme, strings.TrimSpace(readmeBegin), readmeEnd)
+	}
+	return r, i + len(readmeBegin), j, nil
+}
+
+// WriteCardsReadme rewrites the README's cards block from the page
+// WriteCardsSummary wrote: each backend's heading and its table of locks
+// with their versions and tallies.
+func WriteCardsReadme(readme, page string) error {
+	p, err := userfile.ReadFile(page, maxSummaryBytes)
+	if err != nil {
+		return err
+	}
+	r, i, j, err := readmeBlock(readme)
+	if err != nil {
+		return err
+	}
+	sections := summarySections(p)
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(sections)) {
+		lines := strings.Split(sections[name], "\n")
+		for k, l := range lines {
+			if strings.HasPrefix(l, "## ") {
+				fmt.Fprintf(&b, "**%s**\n\n", strings.TrimPrefix(l, "## "))
+				inTable := false
+				for _, t := range lines[k+1:] {
+					if strings.HasPrefix(t, "|") {
+						b.WriteString(t + "\n")
+						inTable = true
+					} else if inTable {
+						break // the first table only
+					}
+				}
+				b.WriteString("\n")
+				break
+			}
+		}
+	}
+	out := append(append(append([]byte{}, r[:i]...), b.String()...), r[j:]...)
+	return os.WriteFile(readme, out, 0o644)
+}
+
+var sectionRE = regexp.MustCompile(`(?s)\n<!-- cards:([a-z]+) -->\n.*?\n<!-- /cards:([a-z]+) -->\n`)
+
+// summarySections are the backend sections of a page WriteCardsSummary
+// wrote, by backend, each with its markers.
+func summarySections(page []byte) map[string]string {
+	out := map[string]string{}
+	for _, m := range sectionRE.FindAllSubmatch(page, -1) {
+		if bytes.Equal(m[1], m[2]) {
+			out[string(m[1])] = string(m[0])
+		}
+	}
+	return out
+}
+
+func backendSection(backend string, cards []*card.Card, differ []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n<!-- cards:%s -->\n## %s backend, %s\n\n", backend, backend, time.Now().UTC().Format("2006-01-02"))
+	b.WriteString("| lock | version | needs | held | violated | unknown | not claimed | harness error | wall time |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range cards {
+		v := c.Version
+		if v == "" {
+			v = "lockfault's own"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d | %d | %v |\n", summaryCell(c.Lock), summaryCell(v), c.Needs, c.Count(card.Held), c.Count(card.Violated),
+			c.Count(card.Unknown), c.Count(card.NotClaimed), c.Count(card.HarnessError), c.Duration.Round(time.Second))
+	}
+	b.WriteString("\n### Against the promise table\n\n")
+	if len(differ) == 0 {
+		b.WriteString("Every outcome as the promise table says.\n")
+	}
+	for _, d := range differ {
+		fmt.Fprintf(&b, "- %s\n", summaryCell(d))
+	}
+	b.WriteString("\n### What each lock did not hold\n")
+	for _, c := range cards {
+		var lines []string
+		for _, r := range c.Rows {
+			if r.Outcome == card.Held || r.Outcome == card.NotClaimed {
+				continue
+			}
+			line := fmt.Sprintf("- `%s`: %s", r.Property, r.Outcome.Text())
+			if r.Cycles > 0 && r.Outcome == card.Violated {
+				line += fmt.Sprintf(" in %d/%d cycles", r.BadCycles, r.Cycles)
+			}
+			if r.Finding != "" {
+				line += ": " + summaryCell(r.Finding)
+			}
+			lines = append(lines, line)
+		}
+		if len(lines) == 0 {
+			lines = []string{"- every property it claims held"}
+		}
+		fmt.Fprintf(&b, "\n#### %s\n\n%s\n", summaryCell(c.Lock), strings.Join(lines, "\n"))
+	}
+	fmt.Fprintf(&b, "<!-- /cards:%s -->\n", backend)
+	return b.String()
+}
+
+func summaryCell(s string) string {
+	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\\|`)
+}
