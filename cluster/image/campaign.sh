@@ -11,6 +11,7 @@
 # What goes in (each host file at the same path, with every shared library
 # ldd lists for it and the loader):
 #   /usr/bin/simulate, /usr/bin/lockfault-ext   bin/ (make build)
+#   /usr/bin/toxiproxy-server                   bin/ (make build): the proxies' server, found beside simulate
 #   /usr/bin/redis-server, /usr/bin/redis-sentinel -> redis-server
 #   /usr/bin/etcd                               the host's (Debian etcd-server)
 #   /lockfault/libclockshim.so                  make shim; LOCKFAULT_CLOCK_SHIM names it
@@ -40,8 +41,9 @@ docker info >/dev/null 2>&1 || die "no Docker engine answers"
 
 simulate="$root/bin/simulate"
 ext="$root/bin/lockfault-ext"
+toxiproxy="$root/bin/toxiproxy-server"
 shim="$root/faults/clockshim/libclockshim.so"
-[[ -x "$simulate" && -x "$ext" ]] || die "bin/simulate and bin/lockfault-ext are not built (make build)"
+[[ -x "$simulate" && -x "$ext" && -x "$toxiproxy" ]] || die "bin/simulate, bin/lockfault-ext and bin/toxiproxy-server are not built (make build)"
 [[ -f "$shim" ]] || die "the clock shim is not built (make shim)"
 redis="$(command -v redis-server || true)"
 [[ -n "$redis" ]] || die "redis-server not found: install the Debian package redis-server"
@@ -62,7 +64,7 @@ fi
 # not built again (LOCKFAULT_IMAGE_REBUILD=1 forces it).
 digest="$( {
 	cat "${BASH_SOURCE[0]}"
-	for f in "$simulate" "$ext" "$redis" "$etcd" "$shim" "$(readlink -f /bin/sh)"; do sha256sum <"$(readlink -f "$f")"; done
+	for f in "$simulate" "$ext" "$toxiproxy" "$redis" "$etcd" "$shim" "$(readlink -f /bin/sh)"; do sha256sum <"$(readlink -f "$f")"; done
 	dpkg-query -W python3-redis python3-tooz php-cli php-redis php-malkusch-lock php-symfony-lock php-illuminate-cache php-illuminate-redis tzdata 2>/dev/null || true
 	(cd "$root/examples" && find . -type f ! -name '*.go' -print0 | sort -z | xargs -0 sha256sum)
 } | sha256sum | cut -c1-32)"
@@ -97,12 +99,13 @@ tree() { # a host folder, at the same path, symbolic links kept inside it
 
 copy "$simulate" /usr/bin/simulate
 copy "$ext" /usr/bin/lockfault-ext
+copy "$toxiproxy" /usr/bin/toxiproxy-server
 copy "$redis" /usr/bin/redis-server
 ln -s redis-server "$rootfs/usr/bin/redis-sentinel"
 copy "$etcd" /usr/bin/etcd
 copy "$shim" /lockfault/libclockshim.so
 copy "$(readlink -f /bin/sh)" /bin/sh
-say "added simulate, lockfault-ext, redis-server $("$redis" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') (and redis-sentinel), $("$etcd" --version 2>/dev/null | head -n1), the clock shim, /bin/sh"
+say "added simulate, lockfault-ext, toxiproxy-server, redis-server $("$redis" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') (and redis-sentinel), $("$etcd" --version 2>/dev/null | head -n1), the clock shim, /bin/sh"
 
 workers=""
 py="$(readlink -f /usr/bin/python3 2>/dev/null || true)"
