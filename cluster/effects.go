@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -105,24 +104,9 @@ func (n *Net) Conns(name string) (int, error) {
 // milliseconds a read). A fault's check reads them right before the fault
 // is applied.
 func (n *Net) ConnsOf(names []string) (map[string]int, error) {
-	ports := map[uint16][]string{}
-	for _, name := range names {
-		px, ok := n.Get(name)
-		if !ok {
-			return nil, fmt.Errorf("no proxy %s", name)
-		}
-		if n.peer != nil && isPeerProxy(name) {
-			return nil, fmt.Errorf("proxy %s is on the backend's own toxiproxy server", name)
-		}
-		_, port, err := net.SplitHostPort(px.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("proxy %s listens at %q: %w", name, px.Listen, err)
-		}
-		p, err := strconv.ParseUint(port, 10, 16)
-		if err != nil {
-			return nil, fmt.Errorf("proxy %s listens at %q: %w", name, px.Listen, err)
-		}
-		ports[uint16(p)] = append(ports[uint16(p)], name)
+	ports, err := n.listenPorts(names)
+	if err != nil {
+		return nil, err
 	}
 	counts, read := map[uint16]int{}, false
 	if err := diagEstablished(ports, counts); err == nil {

@@ -29,24 +29,9 @@ const maxDiagSockets = 1 << 16
 // Two readings taken around a fault window tell the bytes that crossed a
 // link (or were sent into it) while the fault lasted.
 func (n *Net) LinkBytes(names []string) (map[string]map[uint32]ConnBytes, error) {
-	ports := map[uint16][]string{}
-	for _, name := range names {
-		px, ok := n.Get(name)
-		if !ok {
-			return nil, fmt.Errorf("no proxy %s", name)
-		}
-		if n.peer != nil && isPeerProxy(name) {
-			return nil, fmt.Errorf("proxy %s is on the backend's own toxiproxy server", name)
-		}
-		_, port, err := net.SplitHostPort(px.Listen)
-		if err != nil {
-			return nil, fmt.Errorf("proxy %s listens at %q: %w", name, px.Listen, err)
-		}
-		p, err := strconv.ParseUint(port, 10, 16)
-		if err != nil {
-			return nil, fmt.Errorf("proxy %s listens at %q: %w", name, px.Listen, err)
-		}
-		ports[uint16(p)] = append(ports[uint16(p)], name)
+	ports, err := n.listenPorts(names)
+	if err != nil {
+		return nil, err
 	}
 	out := make(map[string]map[uint32]ConnBytes, len(names))
 	for _, name := range names {
@@ -176,3 +161,28 @@ const (
 	inetDiagInfo   = 2 // INET_DIAG_INFO
 	tcpEstablished = 1 // TCP_ESTABLISHED
 )
+
+// listenPorts maps the listen port of each named proxy (on the harness's own
+// toxiproxy server) to the proxies' names.
+func (n *Net) listenPorts(names []string) (map[uint16][]string, error) {
+	ports := map[uint16][]string{}
+	for _, name := range names {
+		px, ok := n.Get(name)
+		if !ok {
+			return nil, fmt.Errorf("no proxy %s", name)
+		}
+		if n.peer != nil && isPeerProxy(name) {
+			return nil, fmt.Errorf("proxy %s is on the backend's own toxiproxy server", name)
+		}
+		_, port, err := net.SplitHostPort(px.Listen)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %s listens at %q: %w", name, px.Listen, err)
+		}
+		p, err := strconv.ParseUint(port, 10, 16)
+		if err != nil {
+			return nil, fmt.Errorf("proxy %s listens at %q: %w", name, px.Listen, err)
+		}
+		ports[uint16(p)] = append(ports[uint16(p)], name)
+	}
+	return ports, nil
+}
