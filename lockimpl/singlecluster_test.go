@@ -47,21 +47,25 @@ func clusterEndpoints(t *testing.T, client string) (*cluster.Cluster, Endpoints)
 	return c, ep
 }
 
+// twoClusterLocks makes two single-cluster clients on ep, closed with t.
+func twoClusterLocks(t *testing.T, ep Endpoints) (a, b Lock) {
+	t.Helper()
+	for _, l := range []*Lock{&a, &b} {
+		var err error
+		if *l, err = New("single-cluster", Config{Endpoints: ep}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*l).Close() })
+	}
+	return a, b
+}
+
 // single-cluster excludes, releases and extends on keys spread over every
 // master, all through the client's own proxies.
 func TestSingleClusterAcrossSlots(t *testing.T) {
 	ctx := context.Background()
 	c, ep := clusterEndpoints(t, "c1")
-	a, err := New("single-cluster", Config{Endpoints: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := New("single-cluster", Config{Endpoints: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoClusterLocks(t, ep)
 	owners := map[int]bool{}
 	for i := 0; i < 6; i++ {
 		res := fmt.Sprintf("r%d", i)
@@ -112,16 +116,7 @@ func TestSingleClusterAcrossSlots(t *testing.T) {
 func TestSingleClusterFollowsMigration(t *testing.T) {
 	ctx := context.Background()
 	c, ep := clusterEndpoints(t, "c1")
-	a, err := New("single-cluster", Config{Endpoints: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := New("single-cluster", Config{Endpoints: ep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := twoClusterLocks(t, ep)
 	res := "order" // lock:order, slot 9975: n2's
 	slot := cluster.KeySlot(KeyFor(res))
 	src, dst := c.Member("n2"), c.Member("n3")
