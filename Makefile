@@ -78,7 +78,8 @@ simulate: shim clock-overlay
 	$(GO) build $(CLOCK_FLAGS) -ldflags "-X github.com/lockfault/lockfault/runner.revision=$(REVISION)" -o $(BIN) ./cmd/simulate
 	@# The proxies' server runs as the real toxiproxy-server program, found
 	@# beside bin/simulate (cluster/toxiapi.go); go.mod pins it as a tool.
-	CGO_ENABLED=0 $(GO) build -o bin/toxiproxy-server github.com/Shopify/toxiproxy/v2/cmd/server
+	@# The same flags as the node image's copy (cluster/image/build.sh): its build is then the cache's.
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/toxiproxy-server github.com/Shopify/toxiproxy/v2/cmd/server
 
 # The clock overlay (docs/FAULTS.md, clock-client): every Go worker binary
 # lockfault builds is built against a copy of the toolchain's time.go whose
