@@ -3,7 +3,6 @@ package plots
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -225,16 +224,7 @@ func writeTimeline(path string, meta report.Meta, events []history.Event, res *c
 		Min: vg.Point{X: da.Min.X, Y: dc.Min.Y + vg.Points(4)},
 		Max: vg.Point{X: da.Max.X, Y: dc.Min.Y + legendH},
 	}})
-
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: cv}).WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return writePNG(path, cv)
 }
 
 // legend lists what the timeline's marks mean; optional marks only appear
