@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lockfault/lockfault"
 )
 
 // Redis Cluster: N masters sharing the 16384 slots, R replicas each, every
@@ -74,10 +76,20 @@ func (t Topology) nodeTimeout() time.Duration {
 	return DefaultNodeTimeout
 }
 
+// CanRun says whether backend b can run a topology of kind k: a cluster
+// cannot run beside a remote Docker daemon, where its nodes' bus would
+// bypass the harness's proxies. The runner asks before anything starts.
+func CanRun(b Backend, k lockfault.TopologyKind) error {
+	if d, ok := b.(interface{ Remote() bool }); ok && d.Remote() && k == lockfault.Cluster {
+		return errors.New("a cluster cannot run beside a remote Docker daemon, where its nodes' bus would bypass the harness's proxies (allowed: a local daemon, or the process backend)")
+	}
+	return nil
+}
+
 func (c *Cluster) startCluster(ctx context.Context) error {
 	t := c.Topology
-	if d, ok := c.Backend.(interface{ Remote() bool }); ok && d.Remote() {
-		return errors.New("the cluster topology cannot run beside a remote Docker daemon: its nodes' bus must go through the harness's proxies (allowed: a local daemon, or the process backend)")
+	if err := CanRun(c.Backend, t.Kind); err != nil {
+		return err
 	}
 	if t.Masters < MinClusterMasters || t.Masters > MaxClusterMasters {
 		return fmt.Errorf("cluster masters %d (allowed: %d to %d)", t.Masters, MinClusterMasters, MaxClusterMasters)

@@ -444,8 +444,8 @@ func (r *run) recoverInto(cancel func()) {
 // inject (a clock fault on nodes without the clock shim, a power loss a
 // remote daemon cannot freeze), naming the step.
 func supported(sc *scenarios.Scenario, b cluster.Backend) error {
-	if r, ok := b.(interface{ Remote() bool }); ok && r.Remote() && sc.Topology.Kind == lockfault.Cluster {
-		return fmt.Errorf("%s: topology.kind: a cluster cannot run beside a remote Docker daemon, where its nodes' bus would bypass the harness's proxies (allowed: a local daemon, or -backend process)", sc.File)
+	if err := cluster.CanRun(b, sc.Topology.Kind); err != nil {
+		return fmt.Errorf("%s: topology.kind: %w", sc.File, err)
 	}
 	for _, st := range sc.Nemesis.Steps {
 		if st.Fault == "" {
