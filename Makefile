@@ -26,7 +26,7 @@ worker ?=
 ARGS ?=
 export TESTCONTAINERS_RYUK_DISABLED := true
 
-.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image ext clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims bench-first-contact hunt-libraries clean vet fuzz docs
+.PHONY: all deps modules debs-servers debs-python debs-php debs-test build simulate campaign-image adapters clock-overlay shim image scenario test claims suite cards rates false-alarms bench bench-scenarios bench-claims bench-first-contact hunt-libraries clean vet fuzz docs
 
 all: build
 
@@ -54,7 +54,7 @@ deps: modules
 
 modules:
 	$(GO) mod download
-	cd ext && $(GO) mod download
+	cd adapters && $(GO) mod download
 	cd tools && $(GO) mod download
 
 debs-servers:
@@ -70,7 +70,7 @@ debs-test:
 # their merge must agree on it, whatever folder each machine built in);
 # with local changes it is named by the binary's hash (runner/version.go).
 REVISION = $(shell git status --porcelain 2>/dev/null | grep -q . || git rev-parse HEAD 2>/dev/null)
-build: modules simulate ext
+build: modules simulate adapters
 
 # bin/simulate alone (make scenario builds lockfault-ext only when its lock
 # is a published library's: simulate run -needs-ext).
@@ -92,10 +92,10 @@ CLOCK_FLAGS = -overlay $(abspath $(CLOCK_OVERLAY)) -tags lockfault_clock
 clock-overlay:
 	@$(GO) run ./faults/clockoverlay -goroot "$$($(GO) env GOROOT)" -out build/_clock >/dev/null
 
-# The published Go lock libraries' worker (its own module, ext/go.mod):
+# The published Go lock libraries' worker (its own module, adapters/go.mod):
 #   ./bin/simulate suite -worker bin/lockfault-ext -lock rueidislock
-ext: clock-overlay
-	cd ext && $(GO) build $(CLOCK_FLAGS) -o ../bin/lockfault-ext ./cmd/lockfault-ext
+adapters: clock-overlay
+	cd adapters && $(GO) build $(CLOCK_FLAGS) -o ../bin/lockfault-ext ./cmd/lockfault-ext
 
 shim:
 	@[ -f faults/clockshim/libclockshim.so ] || command -v $${CC:-gcc} >/dev/null || \
@@ -118,7 +118,7 @@ image: shim
 scenario: $(WORKER_DEBS) simulate
 	@pkgs=$$(./$(BIN) run -packages $(ARGS) $(name)) && \
 	  $(APT_NEED) "scenario $(name) runs them" $$pkgs
-	@[ "$$(./$(BIN) run -needs-ext $(ARGS) $(name))" = no ] || $(MAKE) --no-print-directory ext
+	@[ "$$(./$(BIN) run -needs-ext $(ARGS) $(name))" = no ] || $(MAKE) --no-print-directory adapters
 	@$(MAKE) --no-print-directory image
 	./$(BIN) run -backend $(backend) $(ARGS) $(name)
 
@@ -128,7 +128,7 @@ test: debs-test build image
 	$(GO) test $(CLOCK_FLAGS) -count=1 -timeout 30m ./...
 	@# examples/golock is its own module: a user's lock tested with lockfaulttest.
 	cd examples/golock && $(GO) vet ./... && LOCKFAULT_BACKEND=process $(GO) test -count=1 -short -timeout 30m ./...
-	cd ext && $(GO) vet ./... && $(GO) test $(CLOCK_FLAGS) -count=1 -timeout 30m ./...
+	cd adapters && $(GO) vet ./... && $(GO) test $(CLOCK_FLAGS) -count=1 -timeout 30m ./...
 	@# tools is its own module too: actionlint on the shipped workflow.
 	cd tools && $(GO) vet ./... && $(GO) test -count=1 ./...
 
@@ -201,7 +201,7 @@ hunt-libraries: debs-servers debs-python debs-php build $(if $(filter docker,$(b
 	for lib in $(HUNT_GO_LIBS); do hunt -lock $$lib; done; \
 	while read -r known w; do [ -n "$$w" ] && hunt -known "$$known" -worker "$$w"; done <<< "$$HUNT_WORKERS"
 
-# How often each outcome comes back (campaigns/rates.yaml: every lock ×
+# How often each outcome comes back (campaign/definitions/rates.yaml: every lock ×
 # every property × 20 runs), as a sharded campaign on this machine: SHARDS
 # processes at once, each its slice PARALLEL runs at a time, on the process backend unless
 # backend= names one, then one merge into docs/RATES.md. It takes hours:
@@ -217,12 +217,12 @@ PARALLEL ?= 3
 rates: debs-servers build $(if $(filter docker,$(backend)),image)
 	mkdir -p reports/rates/logs
 	@for i in $$(seq 1 $(SHARDS)); do \
-	  ./$(BIN) campaign -def campaigns/rates.yaml -backend $(if $(filter auto,$(backend)),process,$(backend)) -shard $$i/$(SHARDS) -parallel $(PARALLEL) -results reports/rates/shard-$$i >> reports/rates/logs/shard-$$i.log 2>&1 & \
+	  ./$(BIN) campaign -def campaign/definitions/rates.yaml -backend $(if $(filter auto,$(backend)),process,$(backend)) -shard $$i/$(SHARDS) -parallel $(PARALLEL) -results reports/rates/shard-$$i >> reports/rates/logs/shard-$$i.log 2>&1 & \
 	done; wait
 	@./$(BIN) merge -out reports/rates/merged -summary reports/rates/RATES.md reports/rates/shard-*; rc=$$?; \
 	if [ $$rc -le 1 ]; then cp reports/rates/RATES.md docs/RATES.md && echo "docs/RATES.md rewritten"; fi; exit $$rc
 
-# No false alarms (campaigns/false-alarms.yaml): 200 hunt schedules against
+# No false alarms (campaign/definitions/false-alarms.yaml): 200 hunt schedules against
 # every correct lock lockfault ships and redis-py, each drawing only faults
 # the lock promises to survive; every cell must come back held. Sharded as
 # rates is, into reports/false-alarms/merged (hours on one machine); it
@@ -230,7 +230,7 @@ rates: debs-servers build $(if $(filter docker,$(backend)),image)
 false-alarms: debs-servers build image
 	mkdir -p reports/false-alarms/logs
 	@for i in $$(seq 1 $(SHARDS)); do \
-	  ./$(BIN) campaign -def campaigns/false-alarms.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/false-alarms/shard-$$i >> reports/false-alarms/logs/shard-$$i.log 2>&1 & \
+	  ./$(BIN) campaign -def campaign/definitions/false-alarms.yaml -backend $(backend) -shard $$i/$(SHARDS) -results reports/false-alarms/shard-$$i >> reports/false-alarms/logs/shard-$$i.log 2>&1 & \
 	done; wait
 	./$(BIN) merge -out reports/false-alarms/merged reports/false-alarms/shard-*
 
@@ -245,14 +245,14 @@ bench: debs-servers build
 	$(GO) test -run '^$$' -bench HuntSchedules -benchtime 1x -timeout 30m ./hunt/
 
 bench-scenarios: debs-servers build image
-	@bash bench/scenarios.sh
+	@bash tools/bench/scenarios.sh
 
 bench-claims: debs-servers build image
-	@BENCH_CLAIMS=1 bash bench/scenarios.sh
+	@BENCH_CLAIMS=1 bash tools/bench/scenarios.sh
 
-# The README's first command from a clone with empty Go caches (bench/first-contact.sh).
+# The README's first command from a clone with empty Go caches (tools/bench/first-contact.sh).
 bench-first-contact:
-	@bash bench/first-contact.sh
+	@bash tools/bench/first-contact.sh
 
 # Every native fuzz target (Fuzz* in these packages) for FUZZTIME each. Their
 # seed corpora (testdata/fuzz/) also run as plain tests in `make test`.
@@ -268,7 +268,7 @@ fuzz:
 
 # The tables in docs/ are generated from the code (a test fails when one is
 # stale): rewrite them.
-docs: ext
+docs: adapters
 	$(GO) test -count=1 ./docs -update
 
 clean:

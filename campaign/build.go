@@ -17,7 +17,7 @@ import (
 // value where it is given; at names that place in errors ("file:3: items.0.property"
 // or "-properties").
 type builder struct {
-	cat      Catalog
+	cat      Registry
 	def      Definition
 	subjects map[string]string // key → where it was given
 	items    map[string]string
@@ -38,7 +38,7 @@ var (
 	lockRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 )
 
-func newBuilder(cat Catalog, file string) *builder {
+func newBuilder(cat Registry, file string) *builder {
 	return &builder{cat: cat, def: Definition{File: file}, subjects: map[string]string{}, items: map[string]string{}, readFile: readRegular}
 }
 

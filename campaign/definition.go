@@ -59,7 +59,7 @@ var ItemKinds = []ItemKind{KindProperty, KindScenario, KindHunt}
 type Subject struct {
 	Lock   string `json:"lock,omitempty"`
 	Worker string `json:"worker,omitempty"`
-	// Known are a worker subject's known limits, sorted (Catalog.Limits'
+	// Known are a worker subject's known limits, sorted (Registry.Limits'
 	// names, as `simulate hunt -known` takes them): its hunt items never
 	// draw their faults. A built-in lock has none here: its come from the
 	// promise table. They are part of the definition hash, not of a run's

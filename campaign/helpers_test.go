@@ -9,8 +9,8 @@ import (
 // testCatalog is a small catalog: three locks, five properties, two
 // scenarios, three known limits, and a promise table in which get-set
 // breaks exclusion and single does not claim fencing.
-func testCatalog() Catalog {
-	return Catalog{
+func testCatalog() Registry {
+	return Registry{
 		Locks:      []string{"single", "redlock", "get-set"},
 		Properties: []string{"crash/frees-within-ttl", "crash/mid-acquire", "exclusion/no-faults", "fencing/monotonic", "stale/release-after-pause"},
 		Scenarios:  []string{"single-crash", "master-failover"},

@@ -44,7 +44,7 @@ var (
 
 // ReadFile reads and checks a definition file (a regular file of at most
 // MaxFileSize bytes; a FIFO or device is refused before it is read).
-func ReadFile(path string, cat Catalog) (*Definition, error) {
+func ReadFile(path string, cat Registry) (*Definition, error) {
 	data, err := readRegular(path)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func ReadFile(path string, cat Catalog) (*Definition, error) {
 
 // Parse checks definition text; file names it in errors (file:line:
 // field: what is wrong (allowed: ...)) and anchors scenario files.
-func Parse(file string, data []byte, cat Catalog) (*Definition, error) {
+func Parse(file string, data []byte, cat Registry) (*Definition, error) {
 	if len(data) > MaxFileSize {
 		return nil, fmt.Errorf("%s: the file is %d bytes (allowed: at most %d)", file, len(data), MaxFileSize)
 	}

@@ -32,7 +32,7 @@ type Values struct {
 }
 
 // FromValues checks command-line values and builds their definition.
-func FromValues(v Values, cat Catalog) (*Definition, error) {
+func FromValues(v Values, cat Registry) (*Definition, error) {
 	b := newBuilder(cat, "")
 	if v.Name != "" {
 		if err := b.name(v.Name, "-name"); err != nil {

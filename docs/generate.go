@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/lockfault/lockfault/catalogue"
+	"github.com/lockfault/lockfault/claims"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
@@ -89,7 +89,7 @@ func cell(s string) string {
 
 // catalogueTable: every claim's scenarios, their locks and expectations.
 func catalogueTable(context.Context) (string, error) {
-	entries, err := catalogue.Catalogue(nil)
+	entries, err := claims.Catalogue(nil)
 	if err != nil {
 		return "", err
 	}
@@ -141,7 +141,7 @@ func shipped(ctx context.Context) ([]lockimpl.Info, error) {
 		return nil, err
 	}
 	if runner.ExtWorker() == "" {
-		return nil, fmt.Errorf("the published libraries' locks come from bin/lockfault-ext: build it first (make ext)")
+		return nil, fmt.Errorf("the published libraries' locks come from bin/lockfault-ext: build it first (make adapters)")
 	}
 	out = append(out, ext...)
 	slices.SortFunc(out, func(a, b lockimpl.Info) int { return strings.Compare(a.Name, b.Name) })

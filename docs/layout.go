@@ -31,12 +31,12 @@ type floor struct {
 var floors = []floor{
 	{"vocabulary and helpers", []string{".", "internal/printable", "internal/userfile", "internal/procwatch", "internal/cgroup", "cluster/shimfile"}},
 	{"records and parts", []string{"history", "card", "lockimpl", "resp"}},
-	{"judging, nodes, clients", []string{"checker", "resource", "scenarios", "cluster", "worker"}},
+	{"judging, nodes, clients", []string{"checker", "register", "scenarios", "cluster", "worker"}},
 	{"backends, the nemesis, one run's report", []string{"cluster/docker", "faults", "report", "internal/reportfixture", "workercheck"}},
 	{"one run", []string{"runner"}},
 	{"over many runs", []string{"campaign", "pages", "plots"}},
-	{"orchestration of runs", []string{"suite", "catalogue", "hunt", "campaign/builtin", "lockfaulttest"}},
-	{"commands, generated docs, workers of other languages", []string{"cmd/simulate", "bench/huntable", "docs", "cluster/image/nodectl", "faults/clockoverlay", "examples"}},
+	{"orchestration of runs", []string{"suite", "claims", "hunt", "campaign/builtin", "lockfaulttest"}},
+	{"commands, generated docs, workers of other languages", []string{"cmd/simulate", "docs", "cluster/image/nodectl", "faults/clockoverlay", "examples"}},
 }
 
 // floorOf maps a package to its floor's index.

@@ -14,7 +14,7 @@ import (
 // A Python and a PHP lock that date their key's expiry from the wall clock
 // (time.time(), microtime(): testdata/wallclock_worker.*) are caught by
 // clock/client-steps, through the clock shim, as the Go one is through the
-// clock overlay (ext/cmd/lockfault-ext); their correct twins (redis-py's
+// clock overlay (adapters/cmd/lockfault-ext); their correct twins (redis-py's
 // lock, the PHP lock dating it on hrtime) hold, each step seen to take
 // effect.
 func TestWallClockWorkersAreCaught(t *testing.T) {

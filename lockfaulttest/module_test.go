@@ -11,7 +11,7 @@ import (
 
 // A user's module that imports lockfaulttest keeps the versions of its own
 // dependencies: lockfault's go.mod requires no lock library (their adapters
-// live in the nested module ext/), so a module that pins an old redsync
+// live in the nested module adapters/), so a module that pins an old redsync
 // still builds its tests against that redsync after `go mod tidy`.
 func TestUserModuleKeepsItsPinnedLibrary(t *testing.T) {
 	if testing.Short() {

@@ -8,7 +8,7 @@ import (
 
 // BenchmarkAcquireReleaseMulti measures sequential, uncontended
 // Acquire+Release pairs against real servers on loopback (the library
-// adapters' are in the ext module: ext/golibs).
+// adapters' are in the adapters module: adapters/golibs).
 func BenchmarkAcquireReleaseMulti(b *testing.B) {
 	cases := []struct {
 		name string

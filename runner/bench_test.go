@@ -12,7 +12,7 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/register"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/redis/go-redis/v9"
 )
@@ -96,7 +96,7 @@ func rawPairsPerSecond(b *testing.B, addr, res string, n int) float64 {
 			defer wg.Done()
 			rdb := redis.NewClient(&redis.Options{Addr: addr})
 			defer rdb.Close()
-			rc := resource.Dial(res)
+			rc := register.Dial(res)
 			defer rc.Close()
 			token := lockimpl.RandomToken()
 			for ctx.Err() == nil {
@@ -161,7 +161,7 @@ func BenchmarkHarnessThroughput(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	res := &resource.Server{}
+	res := &register.Server{}
 	if err := res.Listen("127.0.0.1:0"); err != nil {
 		b.Fatal(err)
 	}

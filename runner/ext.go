@@ -18,7 +18,7 @@ import (
 
 // The published Go lock libraries (redsync, redislock, etcd's Mutex,
 // rueidislock, ...) are not linked into lockfault: their adapters live in
-// the nested module ext/ and run as the worker binary lockfault-ext, so that
+// the nested module adapters/ and run as the worker binary lockfault-ext, so that
 // lockfault's own go.mod never requires them (a user's module that imports
 // lockfaulttest keeps the library versions it pinned). BuiltIn resolves
 // their names through that binary.

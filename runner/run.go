@@ -21,8 +21,8 @@ import (
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/register"
 	"github.com/lockfault/lockfault/report"
-	"github.com/lockfault/lockfault/resource"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
 )
@@ -107,7 +107,7 @@ type run struct {
 	dir       string
 	log       io.Writer
 	hist      *history.Writer
-	res       *resource.Server
+	res       *register.Server
 	clus      *cluster.Cluster
 	workerLog *capWriter // workers.log, bounded
 	info      RunInfo
@@ -281,7 +281,7 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 		cleanups = append(cleanups, r.taps.close, r.noteTapProblems)
 	}
 
-	r.res = &resource.Server{Fencing: r.sc.Workload.Fencing, Record: r.recordAccess}
+	r.res = &register.Server{Fencing: r.sc.Workload.Fencing, Record: r.recordAccess}
 	if err := r.res.Listen("127.0.0.1:0"); err != nil {
 		return err
 	}

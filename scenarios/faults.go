@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// FaultCatalog is what the scenario format needs to know about the faults
+// FaultRegistry is what the scenario format needs to know about the faults
 // (the nemesis): whether a fault exists, whether its params are within
 // their ranges, how long its injection itself takes (ScheduledTime counts
 // it), and which client a `clients` param names. The faults package
 // installs it (SetFaults, from its init), so a scenario is checked against
 // the registry of faults without this package depending on the nemesis; a
 // binary without the faults package checks every name and param but those.
-type FaultCatalog interface {
+type FaultRegistry interface {
 	Known(name string) error
 	Check(name string, params map[string]string) error
 	InjectTime(name string, params map[string]string) time.Duration
@@ -23,17 +23,17 @@ type FaultCatalog interface {
 
 var (
 	faultsMu sync.RWMutex
-	faultCat FaultCatalog
+	faultCat FaultRegistry
 )
 
 // SetFaults installs the fault catalog.
-func SetFaults(c FaultCatalog) {
+func SetFaults(c FaultRegistry) {
 	faultsMu.Lock()
 	defer faultsMu.Unlock()
 	faultCat = c
 }
 
-func faultCatalog() FaultCatalog {
+func faultRegistry() FaultRegistry {
 	faultsMu.RLock()
 	defer faultsMu.RUnlock()
 	return faultCat
@@ -41,7 +41,7 @@ func faultCatalog() FaultCatalog {
 
 // injectTime is a fault's injection time, 0 without a catalog.
 func injectTime(name string, params map[string]string) time.Duration {
-	if c := faultCatalog(); c != nil {
+	if c := faultRegistry(); c != nil {
 		return c.InjectTime(name, params)
 	}
 	return 0

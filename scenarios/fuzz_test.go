@@ -45,7 +45,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for i, st := range s.Nemesis.Steps {
 			if st.Fault != "" {
-				if err := faultCatalog().Check(st.Fault, st.Params); err != nil {
+				if err := faultRegistry().Check(st.Fault, st.Params); err != nil {
 					t.Fatalf("step %d: accepted a fault the registry refuses: %v", i, err)
 				}
 			}

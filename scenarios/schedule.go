@@ -5,7 +5,7 @@ import "time"
 // ScheduledTime is the longest the nemesis can take by its schedule: the
 // warmup, then per cycle every sleep, fault duration, injection time (a
 // kill's or power-loss's restart delay, a sentinel-failover's wait: see
-// FaultCatalog) and await timeout plus the cooldown (a random nemesis:
+// FaultRegistry) and await timeout plus the cooldown (a random nemesis:
 // per_cycle times 1.5 intervals plus `for` plus the longest injection time
 // of its faults).
 func (s *Scenario) ScheduledTime() time.Duration {

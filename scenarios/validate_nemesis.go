@@ -64,7 +64,7 @@ func (s *Scenario) validateRandom(r *Random) error {
 		}
 	}
 	for i, f := range r.Faults {
-		if cat := faultCatalog(); cat == nil {
+		if cat := faultRegistry(); cat == nil {
 			continue
 		} else if err := cat.Check(f, nil); err != nil {
 			return s.ErrAt(fmt.Sprintf("nemesis.random.faults.%d", i), "%v", err)
@@ -176,7 +176,7 @@ func (s *Scenario) validateStep(i int) error {
 // within MaxDuration), a clients param naming a client of the workload.
 // (Its target is checked by the runner, which knows the topology's names.)
 func (s *Scenario) validateFault(path string, st *Step) error {
-	cat := faultCatalog()
+	cat := faultRegistry()
 	if cat == nil {
 		return nil
 	}

@@ -108,7 +108,7 @@ func TestHuntFindsIgnoreNX(t *testing.T) {
 // measurement needs no shrink); LOCKFAULT_HUNT_DIR keeps each hunt's folder
 // there. LOCKFAULT_HUNT_OUT appends one JSON line
 // per hunt to that file (docs/HUNT.md's side-by-side table is made from
-// them by go run ./bench/huntable).
+// them by cd tools && go run ./bench/huntable).
 //
 //	LOCKFAULT_HUNT_LOCKS=broken-del-release go test ./suite -run '^$' -bench HuntMutations -benchtime 1x -timeout 0
 func BenchmarkHuntMutations(b *testing.B) {

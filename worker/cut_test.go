@@ -8,7 +8,7 @@ import (
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/register"
 )
 
 // `cut` ends a critical section's hold: a 60 s hold writes and replies as
@@ -26,7 +26,7 @@ func TestCutEndsTheHoldUnderWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	reads := make(chan struct{}, 16)
-	res := &resource.Server{Record: func(e history.Event) {
+	res := &register.Server{Record: func(e history.Event) {
 		if e.Access == "read" {
 			reads <- struct{}{}
 		}

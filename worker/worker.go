@@ -18,7 +18,7 @@ import (
 
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/register"
 )
 
 // IsWorker reports whether this process was started as a worker.
@@ -50,7 +50,7 @@ type Worker struct {
 	client   string
 	lockName string
 	options  map[string]string
-	res      *resource.Client
+	res      *register.Client
 	clock    *skewClock
 
 	mu     sync.Mutex
@@ -314,7 +314,7 @@ func (w *Worker) init(c Command) error {
 		w.supported[n] = true
 	}
 	if c.Resource != "" {
-		w.res = resource.Dial(c.Resource)
+		w.res = register.Dial(c.Resource)
 	}
 	if hasEndpoints(c.Endpoints) {
 		if c.Resource == "" {
@@ -557,7 +557,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 	// register per key.
 	v, err := w.res.ReadKey(l.Resource, w.client, c.Lease, l.Fence)
 	if err != nil {
-		if errors.Is(err, resource.ErrRejected) {
+		if errors.Is(err, register.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
 			return m
 		}
@@ -577,7 +577,7 @@ func (w *Worker) criticalSection(m Message, c Command, l *lockimpl.Lease) Messag
 		}
 	}
 	if err := w.res.WriteKey(l.Resource, w.client, c.Lease, l.Fence, v+1); err != nil {
-		if errors.Is(err, resource.ErrRejected) {
+		if errors.Is(err, register.ErrRejected) {
 			m.Status, m.Rejected, m.Error = StatusFail, true, err.Error()
 			return m
 		}

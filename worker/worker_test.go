@@ -12,7 +12,7 @@ import (
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/register"
 )
 
 // session runs a worker on a pipe and returns a way to send lines and read messages.
@@ -83,7 +83,7 @@ func TestRoundAgainstRealRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	var accesses []history.Event
-	res := &resource.Server{Record: func(e history.Event) { accesses = append(accesses, e) }}
+	res := &register.Server{Record: func(e history.Event) { accesses = append(accesses, e) }}
 	if err := res.Listen("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}

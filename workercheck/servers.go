@@ -10,7 +10,7 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
-	"github.com/lockfault/lockfault/resource"
+	"github.com/lockfault/lockfault/register"
 )
 
 // Servers a check runs against.
@@ -33,7 +33,7 @@ type servers struct {
 	needs   string // the lock's, from handshake/describe
 	backend *cluster.Process
 	sets    [2][]cluster.Node
-	res     *resource.Server
+	res     *register.Server
 
 	mu       sync.Mutex
 	accesses []history.Event
@@ -51,7 +51,7 @@ func newServers() (*servers, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &servers{backend: b, res: &resource.Server{}}
+	s := &servers{backend: b, res: &register.Server{}}
 	s.res.Record = s.record
 	if err := s.res.Listen("127.0.0.1:0"); err != nil {
 		b.Close(context.Background())

@@ -1,5 +1,5 @@
 // Package builtin connects campaigns to lockfault's own registries and
-// runs: the catalog (the locks lockfault ships, the suite's properties, the
+// runs: the registry (the locks lockfault ships, the suite's properties, the
 // built-in scenarios, the promise table) for campaign.ReadFile and
 // campaign.FromValues, and the Executor that makes each run real. It is
 // apart from package campaign so that campaign imports none of the run
@@ -16,9 +16,9 @@ import (
 	"github.com/lockfault/lockfault/suite"
 )
 
-// Catalog lists what lockfault knows now (the known limits a worker
+// Registry lists what lockfault knows now (the known limits a worker
 // subject may name are the hunt's, as `simulate hunt -known` takes them).
-func Catalog() campaign.Catalog {
+func Registry() campaign.Registry {
 	var props []string
 	for _, p := range suite.All() {
 		props = append(props, p.Name)
@@ -27,7 +27,7 @@ func Catalog() campaign.Catalog {
 		_, err := runner.BuiltIn(context.Background(), label)
 		return err
 	}
-	return campaign.Catalog{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, Limits: hunt.LimitNames(), CheckScenario: checkScenario}
+	return campaign.Registry{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, Limits: hunt.LimitNames(), CheckScenario: checkScenario}
 }
 
 // promise is the promise table's outcome of a built-in lock on a property.

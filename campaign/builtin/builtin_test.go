@@ -18,7 +18,7 @@ import (
 // the promise table's expectations: get-set is known to break exclusion,
 // single does not claim fencing, and single holds exclusion.
 func TestCatalogCarriesThePromiseTable(t *testing.T) {
-	cat := Catalog()
+	cat := Registry()
 	for _, l := range []string{"single", "get-set", "redlock"} {
 		if !slices.Contains(cat.Locks, l) {
 			t.Fatalf("lock %s missing from %v", l, cat.Locks)
@@ -48,7 +48,7 @@ func TestCatalogCarriesThePromiseTable(t *testing.T) {
 // expected as suite.Remedies says; an option the lock does not have is
 // refused at its line.
 func TestCampaignLockWithOptions(t *testing.T) {
-	cat := Catalog()
+	cat := Registry()
 	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: redisson}, {lock: redisson+wait-replicas=1}]\nitems: [{property: failover/async-replica}, {property: exclusion/no-faults}]\n"), cat)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestCampaignLockWithOptions(t *testing.T) {
 // The example CI workflow's definition is a valid campaign of the real
 // catalog.
 func TestCIExampleDefinitionParses(t *testing.T) {
-	d, err := campaign.ReadFile("../../examples/ci/campaign.yaml", Catalog())
+	d, err := campaign.ReadFile("../../examples/ci/campaign.yaml", Registry())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestScenarioFilesAreChecked(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "bad.yaml"), []byte("name: bad\ntopology: {kind: nowhere}\n"), 0o644)
 	def := filepath.Join(dir, "c.yaml")
 	os.WriteFile(def, []byte("repetitions: 1\nsubjects: [{lock: single}]\nitems: [{scenario: bad.yaml}]\n"), 0o644)
-	_, err := campaign.ReadFile(def, Catalog())
+	_, err := campaign.ReadFile(def, Registry())
 	if err == nil || !strings.Contains(err.Error(), "items.0.scenario: ") || !strings.Contains(err.Error(), "bad.yaml:") {
 		t.Fatalf("a broken scenario file: %v", err)
 	}
@@ -99,7 +99,7 @@ func TestScenarioFilesAreChecked(t *testing.T) {
 // none from the campaign (the hunt takes its promise table's). Nothing is
 // started: both subjects are resolved already and the hunt is a fake.
 func TestExecutorPassesKnownLimitsToTheHunt(t *testing.T) {
-	cat := Catalog()
+	cat := Registry()
 	if !slices.Equal(cat.Limits, hunt.LimitNames()) {
 		t.Fatalf("catalog limits %v, want the hunt's %v", cat.Limits, hunt.LimitNames())
 	}
@@ -138,15 +138,15 @@ func TestExecutorPassesKnownLimitsToTheHunt(t *testing.T) {
 	}
 }
 
-// The campaigns lockfault ships (campaigns/*.yaml, run by `make rates` and
+// The campaigns lockfault ships (campaign/definitions/*.yaml, run by `make rates` and
 // `make false-alarms`) are valid over the real registries; every cell of
 // the false-alarm campaign is a hunt seed expected to come back held.
 func TestShippedCampaigns(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "campaigns", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join("..", "definitions", "*.yaml"))
 	if err != nil || len(files) < 2 {
-		t.Fatalf("campaigns/*.yaml: %v (%d files)", err, len(files))
+		t.Fatalf("campaign/definitions/*.yaml: %v (%d files)", err, len(files))
 	}
-	cat := Catalog()
+	cat := Registry()
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {

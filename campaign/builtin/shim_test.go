@@ -14,7 +14,7 @@ import (
 // not claim (no run) and faults without the shim are not listed.
 func TestClockShimItems(t *testing.T) {
 	d, err := campaign.FromValues(campaign.Values{Locks: []string{"single"}, Properties: []string{"clock", "exclusion", "crash"},
-		Scenarios: []string{"redlock-clock-jump", "single-crash"}, Hunt: []string{"1"}, Repetitions: 1}, Catalog())
+		Scenarios: []string{"redlock-clock-jump", "single-crash"}, Hunt: []string{"1"}, Repetitions: 1}, Registry())
 	if err != nil {
 		t.Fatal(err)
 	}

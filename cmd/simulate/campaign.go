@@ -110,9 +110,9 @@ func readDefinition(path string, v campaign.Values) (*campaign.Definition, error
 	var d *campaign.Definition
 	var err error
 	if path != "" {
-		d, err = campaign.ReadFile(path, builtin.Catalog())
+		d, err = campaign.ReadFile(path, builtin.Registry())
 	} else {
-		d, err = campaign.FromValues(v, builtin.Catalog())
+		d, err = campaign.FromValues(v, builtin.Registry())
 	}
 	if err != nil {
 		return nil, err
@@ -133,7 +133,7 @@ func emitK8s(f *flags, what, def string, v campaign.Values, given bool, rest []s
 	}
 	ext := runner.ExtWorker()
 	if ext == "" {
-		return f.fail("-emit k8s: needs bin/lockfault-ext (make ext)")
+		return f.fail("-emit k8s: needs bin/lockfault-ext (make adapters)")
 	}
 	if def == "" && given {
 		d, err := readDefinition("", v)

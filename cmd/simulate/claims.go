@@ -5,18 +5,18 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lockfault/lockfault/catalogue"
+	"github.com/lockfault/lockfault/claims"
 )
 
 func cmdClaims(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("claims", "", stdout, stderr)
-	var opt catalogue.Options
+	var opt claims.Options
 	backend := f.backend()
 	f.IntVar(&opt.Cycles, "cycles", 0, "override every scenario's number of cycles (1 to 1000)")
 	f.StringVar(&opt.Run.ReportsDir, "reports", "reports", "where report folders go")
 	only := f.String("only", "", "comma-separated claim ids or scenario names (default: all)")
 	md := f.String("out", "claims.md", "the matrix in markdown; the PNG goes beside it")
-	f.IntVar(&opt.Parallel, "parallel", 1, fmt.Sprintf("scenarios run at the same time (1 to %d)", catalogue.MaxParallel))
+	f.IntVar(&opt.Parallel, "parallel", 1, fmt.Sprintf("scenarios run at the same time (1 to %d)", claims.MaxParallel))
 	if code, ok := f.noArgs(args); !ok {
 		return code
 	}
@@ -27,7 +27,7 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 	if err := opt.Check(); err != nil {
 		return f.fail("%v", err)
 	}
-	entries, err := catalogue.Catalogue(list(*only))
+	entries, err := claims.Catalogue(list(*only))
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -38,8 +38,8 @@ func cmdClaims(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	defer writeIndex(opt.Run.ReportsDir, stderr)
-	rows := catalogue.Run(ctx, entries, opt, func(s string) { fmt.Fprintln(stdout, s) })
-	matched, err := catalogue.Write(*md, rows)
+	rows := claims.Run(ctx, entries, opt, func(s string) { fmt.Fprintln(stdout, s) })
+	matched, err := claims.Write(*md, rows)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Wall time of whole runs, printed as a table (make bench-scenarios).
 #
-#   bench/scenarios.sh                 master-failover and the suite of single and redlock, on both backends
-#   BENCH_CLAIMS=1 bench/scenarios.sh  also the whole catalogue (simulate claims, as make claims runs it), both backends
+#   tools/bench/scenarios.sh                 master-failover and the suite of single and redlock, on both backends
+#   BENCH_CLAIMS=1 tools/bench/scenarios.sh  also the whole catalogue (simulate claims, as make claims runs it), both backends
 #
 # Each row is one run of bin/simulate; its exit code is reported next to the
 # time (0: the verdict matched). Reports go to a temporary folder that is

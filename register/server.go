@@ -1,4 +1,4 @@
-// Package resource is the protected resource: an integer register served by
+// Package register is the protected resource: an integer register served by
 // the harness, outside every fault domain. Critical sections read it, wait,
 // and write back the value plus one; a lost update is the footprint of two
 // critical sections interleaving. In fencing mode it rejects any access whose
@@ -13,7 +13,7 @@
 // A fence of 0 means "no fencing token". The key is the name the lock
 // guards: the server keeps one register, and one newest fencing token, per
 // key; a request without a key uses the register of the empty key.
-package resource
+package register
 
 import (
 	"bufio"

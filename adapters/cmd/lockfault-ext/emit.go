@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lockfault/lockfault/ext/k8s"
+	"github.com/lockfault/lockfault/adapters/k8sjob"
 )
 
 // emitK8s prints a campaign's ConfigMap and Indexed Job as YAML.
 func emitK8s(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("emit-k8s", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o k8s.Options
+	var o k8sjob.Options
 	fs.StringVar(&o.DefinitionFile, "def", "", "the campaign definition (YAML); checked here and put in the ConfigMap")
 	fs.StringVar(&o.Name, "name", "lockfault", "the Job's name (a DNS-1123 label of at most 52 characters)")
 	fs.StringVar(&o.Namespace, "namespace", "", "the namespace (default: the context's)")
@@ -35,7 +35,7 @@ func emitK8s(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockfault-ext emit-k8s: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	out, err := k8s.YAML(o)
+	out, err := k8sjob.YAML(o)
 	if err != nil {
 		fmt.Fprintln(stderr, "lockfault-ext emit-k8s:", err)
 		return 2

@@ -1,4 +1,4 @@
-module github.com/lockfault/lockfault/ext
+module github.com/lockfault/lockfault/adapters
 
 go 1.26.8
 

@@ -1,8 +1,8 @@
-// Package catalogue runs the claims catalogue: every built-in scenario that
+// Package claims runs the claims catalogue: every built-in scenario that
 // reproduces a claim of the source documents (or is a control), with all its
 // variants, and writes the claim × lock matrix (claims.md, claims.png). It
 // sits above runner, which runs each scenario.
-package catalogue
+package claims
 
 import (
 	"context"

@@ -1,9 +1,9 @@
 package campaign
 
-// Catalog is what a definition is checked against: the names lockfault
+// Registry is what a definition is checked against: the names lockfault
 // knows. The command line builds it from lockimpl, suite and scenarios
 // (package campaign/builtin); tests build small ones.
-type Catalog struct {
+type Registry struct {
 	// Locks are the built-in lock names.
 	Locks []string
 	// CheckLock checks a lock named with options ("redisson+wait-replicas=1";
@@ -28,7 +28,7 @@ type Catalog struct {
 
 // expand returns the properties a name or a prefix selects, in the
 // catalog's order: "exclusion" selects "exclusion/no-faults".
-func (c Catalog) expand(pat string) []string {
+func (c Registry) expand(pat string) []string {
 	var out []string
 	for _, p := range c.Properties {
 		if p == pat || len(p) > len(pat) && p[:len(pat)] == pat && p[len(pat)] == '/' {

@@ -5,7 +5,7 @@
 // libraries' locks (package golibs); `lockfault-ext list` prints their
 // descriptions (lockimpl.Info, with each library's exact module version) as
 // a JSON array; `lockfault-ext emit-k8s` prints a campaign's Kubernetes
-// Indexed Job (package k8s), as `simulate campaign -emit k8s` asks.
+// Indexed Job (package k8sjob), as `simulate campaign -emit k8s` asks.
 //
 //	simulate run -backend process -worker 'bin/lockfault-ext' -lock rueidislock SCENARIO
 //	simulate suite -backend process -worker 'bin/lockfault-ext' -lock go-zero
@@ -17,7 +17,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/lockfault/lockfault/ext/golibs"
+	"github.com/lockfault/lockfault/adapters/golibs"
 	"github.com/lockfault/lockfault/worker"
 )
 

@@ -1,4 +1,4 @@
-package k8s
+package k8sjob
 
 import (
 	"errors"
@@ -256,7 +256,7 @@ func (o *Options) check() (*campaign.Definition, []file, error) {
 	default:
 		return nil, nil, fmt.Errorf("%d options missing or not allowed:\n  %s", len(bad), strings.Join(bad, "\n  "))
 	}
-	def, err := campaign.ReadFile(o.DefinitionFile, builtin.Catalog())
+	def, err := campaign.ReadFile(o.DefinitionFile, builtin.Registry())
 	if err != nil {
 		return nil, nil, err
 	}
