@@ -78,7 +78,7 @@ func (e env) Repoint(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	for _, p := range ps {
-		ep, err := r.endpoints(p.name)
+		ep, err := r.cl.endpoints(p.name)
 		if err != nil {
 			return err
 		}
@@ -110,7 +110,7 @@ func (e env) Clone(ctx context.Context, client string) (faults.Heal, error) {
 	}
 	r.clones[name] = client
 	r.mu.Unlock()
-	p, err := r.startProc(ctx, name)
+	p, err := r.cl.startProc(ctx, name)
 	if err != nil {
 		r.mu.Lock()
 		delete(r.clones, name)
@@ -125,8 +125,8 @@ func (e env) Clone(ctx context.Context, client string) (faults.Heal, error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer r.recoverInto(stop)
-		r.clientLoop(loopCtx, name)
+		defer r.cl.recoverInto(stop)
+		r.cl.loop(loopCtx, name)
 	}()
 	return func(context.Context) error {
 		stop()

@@ -137,10 +137,10 @@ func FuzzWorkerReplies(f *testing.F) {
 // for their replies (ops 1 to 3) and a round under way (ops 5 to 7).
 func fuzzRun(h *history.Writer, started bool) (*run, *proc, []pendingOp, chan worker.Message) {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r := &run{log: io.Discard, hist: h, ctx: ctx, abort: cancel, opID: 7,
-		procs: map[string]*proc{}, clones: map[string]string{}, leaseKey: map[string]string{}, lastLease: map[*proc][2]string{}}
-	p := &proc{name: "c1", label: "worker c1 (fuzz)", r: r, pending: map[int64]pendingOp{}, granted: map[string]bool{},
-		hs: make(chan handshake, 1), dead: make(chan struct{}), readerDone: make(chan struct{})}
+	r := newRun(&recorder{log: io.Discard, hist: h, abort: cancel})
+	r.ctx, r.opID = ctx, 7
+	p := &proc{process: &process{name: "c1", dead: make(chan struct{}), readerDone: make(chan struct{})}, label: "worker c1 (fuzz)", r: r, pending: map[int64]pendingOp{}, granted: map[string]bool{},
+		hs: make(chan handshake, 1)}
 	close(p.dead) // signals to it fail: there is no process
 	p.started.Store(started)
 	var calls []pendingOp

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"syscall"
 	"time"
@@ -13,7 +14,6 @@ import (
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/report"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/worker"
@@ -26,342 +26,24 @@ var errCycleOver = errors.New("cycle over")
 // errNoHolder: a step targeted the holder while nobody held the lock.
 var errNoHolder = errors.New("target holder: nobody holds the lock now (put `await: grant` before this step)")
 
+// nemesis applies a run's faults: the warmup, every cycle's steps (awaits,
+// sleeps, faults and their effect checks, heals), the settling of the
+// topology between cycles and the cooldowns; and the stops a worker's
+// failpoint asks for.
+type nemesis struct {
+	r *run
+	// awaiting is the event channel of the await step being run.
+	awaiting <-chan struct{}
+	// afterCommand: the step running follows an await: command (the
+	// message that await holds is let go once the step's fault is in).
+	afterCommand bool
+}
+
 // active is an injected, not yet healed fault.
 type active struct {
 	name, target string
 	heal         faults.Heal
 	during       func(context.Context) string // read as it heals (faults.Effect.During)
-}
-
-// nemesis runs the warmup, every cycle's steps, and the cooldowns.
-func (r *run) nemesis(ctx context.Context, meta *report.Meta) error {
-	n := r.sc.Nemesis
-	if err := sleep(ctx, n.Warmup.D()); err != nil {
-		return err
-	}
-	schedule := make([][]scenarios.Step, n.Cycles)
-	for i := range schedule {
-		schedule[i] = n.Steps
-	}
-	if n.Random != nil {
-		seed := n.Random.Seed // fixed by Run before the scenario was written
-		schedule = RandomSchedule(n.Random, seed, n.Cycles)
-		r.note("seed", fmt.Sprint(seed))
-		meta.Seed, meta.Schedule = seed, nil
-		for c, steps := range schedule {
-			for _, st := range steps {
-				line := fmt.Sprintf("cycle %d: %s", c+1, st.String())
-				r.note("schedule", line)
-				meta.Schedule = append(meta.Schedule, line)
-			}
-		}
-		fmt.Fprintf(r.log, "random nemesis seed %d\n", seed)
-	}
-	for c := 1; c <= n.Cycles; c++ {
-		r.mu.Lock()
-		r.cycle = c
-		r.mu.Unlock()
-		r.hist.Append(history.Event{Kind: history.Note, Op: "cycle", Cycle: c, Detail: fmt.Sprintf("cycle %d of %d", c, n.Cycles)})
-		fmt.Fprintf(r.log, "cycle %d/%d\n", c, n.Cycles)
-		var act []active
-		err := r.runSteps(ctx, schedule[c-1], &act)
-		if errors.Is(err, errCycleOver) {
-			// Recorded as a finding (unavailable, not-exercised): the
-			// rest of this cycle's schedule cannot run, the next can.
-			err = nil
-		}
-		herr := r.healAll(context.WithoutCancel(ctx), &act)
-		r.gate.open()
-		if err != nil {
-			return fmt.Errorf("cycle %d: %w", c, err)
-		}
-		if herr != nil {
-			return fmt.Errorf("cycle %d: heal: %w", c, herr)
-		}
-		if err := r.settle(ctx); err != nil {
-			return fmt.Errorf("cycle %d: settle: %w", c, err)
-		}
-		if err := sleep(ctx, n.Cooldown.D()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *run) runSteps(ctx context.Context, steps []scenarios.Step, act *[]active) error {
-	var next <-chan struct{}
-	for i, st := range steps {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// An await means "the next such event after the previous step
-		// began": register it before that step runs, so an event the step
-		// itself triggers at once (resume -> grant) is not missed. After
-		// another await it means the next such event after that await's
-		// event: `{await: grant}` twice is two successive grants.
-		awaiting := next
-		next = nil
-		if st.Await != "" && awaiting == nil && !polledAwait(st.Await) {
-			ch, err := r.register(st, nil)
-			if err != nil {
-				return err
-			}
-			awaiting = ch
-		}
-		if i+1 < len(steps) && steps[i+1].Await != "" && !polledAwait(steps[i+1].Await) {
-			var after <-chan struct{}
-			if st.Await != "" && !polledAwait(st.Await) {
-				after = awaiting
-			}
-			ch, err := r.register(steps[i+1], after)
-			if err != nil {
-				return err
-			}
-			next = ch
-		}
-		r.awaiting = awaiting
-		r.afterCommand = i > 0 && steps[i-1].Await == scenarios.AwaitCommand
-		err := r.step(ctx, st, act)
-		if i > 0 && steps[i-1].Await == scenarios.AwaitCommand {
-			r.taps.releaseHeld() // the step after the await has been applied
-			r.taps.openGate()    // ... and has ended
-		}
-		if err != nil {
-			return fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
-		}
-	}
-	return nil
-}
-
-func (r *run) step(ctx context.Context, st scenarios.Step, act *[]active) error {
-	switch {
-	case st.Quiesce:
-		return r.quiesce(ctx)
-	case st.Resume:
-		r.gate.open()
-		return nil
-	case st.Sleep > 0:
-		return sleep(ctx, st.Sleep.D())
-	case polledAwait(st.Await):
-		return awaitPolled(ctx, r.clus, st.Await, st.Within.D())
-	case st.Await == scenarios.AwaitCommand:
-		return r.awaitCommand(ctx, st, r.awaiting)
-	case st.Await != "":
-		select {
-		case <-r.awaiting:
-			return nil
-		case <-time.After(st.Within.D()):
-			// Nothing happened for the whole wait: a result about the
-			// lock (it refused to grant while the fault lasted), not a
-			// harness failure.
-			who := ""
-			if st.By != "" {
-				who = " by " + st.By
-			}
-			r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteUnavailable, Cycle: r.currentCycle(),
-				DurationMs: st.Within.D().Milliseconds(),
-				Detail:     fmt.Sprintf("no %s%s within %v (%s:%d, %s); the rest of the cycle was skipped", st.Await, who, st.Within.D(), r.sc.File, st.Line, st.String())})
-			fmt.Fprintf(r.log, "cycle %d: no %s%s within %v: unavailable\n", r.currentCycle(), st.Await, who, st.Within.D())
-			return errCycleOver
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	case st.Heal != "":
-		return r.heal(ctx, st.Heal, act)
-	case st.Fault != "":
-		f, _, err := faults.Get(st.Fault)
-		if err != nil {
-			return err
-		}
-		target := st.Target
-		if target == lockfault.TargetTrigger {
-			// The history names the client whose command fired.
-			target = r.taps.trigger()
-		}
-		target, params := r.pinHolder(st.Fault, target, st.Params)
-		check := faults.Prove(ctx, st.Fault, env{r}, target, faults.Params(params))
-		e := r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: r.currentCycle(), Detail: st.String()})
-		h, err := f.Inject(ctx, env{r}, target, faults.Params(params))
-		if err != nil {
-			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
-			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
-				// The target did not exist when the step ran (nobody held
-				// the lock, or every client it names had crashed and was
-				// not back yet), or the fault cannot act on it (a node
-				// clock fault on an etcd node): the fault attacked
-				// nothing. A finding, not a harness failure.
-				r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Fault: st.Fault, Target: target, Cycle: e.Cycle,
-					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", r.sc.File, st.Line, st.String(), err)})
-				return errCycleOver
-			}
-			return err
-		}
-		checked := time.Now()
-		if h == nil {
-			r.recordEffect(ctx, st, target, e.Cycle, check)
-			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
-			return nil
-		}
-		if r.afterCommand {
-			// The await: command just before holds a message until now.
-			// (Not otherwise: the trigger of an await: command right
-			// after this step is armed already, and would be disarmed.)
-			r.taps.releaseHeld()
-		}
-		*act = append(*act, active{name: st.Fault, target: target, heal: h})
-		// After the release: the check's own time (a drift measured over
-		// a window) must not lengthen a hold.
-		(*act)[len(*act)-1].during = r.recordEffect(ctx, st, target, e.Cycle, check)
-		if st.For > 0 {
-			// The check's own time counts towards the fault's duration.
-			if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
-				return err
-			}
-			return r.heal(ctx, st.Fault, act)
-		}
-		return nil
-	}
-	return fmt.Errorf("empty step")
-}
-
-// recordEffect runs a step's effect check (if its fault has one) and notes
-// what it saw in the history at the step: checker.NoteEffect when the fault
-// took effect, checker.NoteNoEffect when it did not (its cycle then proves
-// nothing), checker.NoteEffectUnchecked when the backend cannot show it.
-// It returns what the heal reads of the fault's doing (faults.Effect.During),
-// if anything.
-func (r *run) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) func(context.Context) string {
-	if check == nil {
-		return nil
-	}
-	eff := check(ctx)
-	op := checker.NoteEffect
-	switch {
-	case eff.Seen:
-	case eff.Unchecked:
-		op = checker.NoteEffectUnchecked
-	default:
-		op = checker.NoteNoEffect
-	}
-	r.hist.Append(history.Event{Kind: history.Note, Op: op, Fault: st.Fault, Target: target, Cycle: cycle,
-		Detail: fmt.Sprintf("%s:%d: %s: %s", r.sc.File, st.Line, st.String(), eff.What)})
-	if op == checker.NoteNoEffect {
-		fmt.Fprintf(r.log, "cycle %d: %s had no effect: %s\n", cycle, st.String(), eff.What)
-	}
-	return eff.During
-}
-
-// heal heals the named active faults (or "all"), newest first.
-func (r *run) heal(ctx context.Context, name string, act *[]active) error {
-	var keep []active
-	var first error
-	for i := len(*act) - 1; i >= 0; i-- {
-		a := (*act)[i]
-		if name != "all" && a.name != name {
-			keep = append([]active{a}, keep...)
-			continue
-		}
-		if a.during != nil {
-			r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteEffectDuring, Fault: a.name, Target: a.target, Cycle: r.currentCycle(), Detail: a.during(ctx)})
-		}
-		err := a.heal(ctx)
-		ev := history.Event{Kind: history.FaultEnd, Fault: a.name, Target: a.target, Cycle: r.currentCycle()}
-		if err != nil {
-			ev.Error = err.Error()
-			if first == nil {
-				first = fmt.Errorf("heal %s: %w", a.name, err)
-			}
-		}
-		r.hist.Append(ev)
-	}
-	*act = keep
-	return first
-}
-
-func (r *run) healAll(ctx context.Context, act *[]active) error {
-	r.taps.releaseHeld()
-	r.taps.openGate()
-	return r.heal(ctx, "all", act)
-}
-
-// register starts waiting for an await step's event: a workload event, or
-// for await: command the trigger it arms (which must not wait for an
-// earlier await's event: it counts from now).
-func (r *run) register(st scenarios.Step, after <-chan struct{}) (<-chan struct{}, error) {
-	if st.Await == scenarios.AwaitCommand {
-		ch, err := r.armCommand(st)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: step %q: %w", r.sc.File, st.Line, st.String(), err)
-		}
-		return ch, nil
-	}
-	return r.events.await(st.Await, st.By, after), nil
-}
-
-// settle waits for the topology to be whole again between cycles.
-func (r *run) settle(ctx context.Context) error {
-	c := r.clus
-	if err := c.Net.Heal(); err != nil {
-		return err
-	}
-	for _, m := range c.DataNodes() {
-		if !m.Node.Running() {
-			if err := c.Restart(ctx, m); err != nil {
-				return err
-			}
-		}
-	}
-	if c.Topology.Kind == lockfault.Cluster {
-		// A failover's old master rejoins as a replica: wait for the
-		// cluster to settle and take the roles (key-master) from it.
-		if err := c.WaitClusterOK(ctx, 60*time.Second); err != nil {
-			return err
-		}
-		return c.RefreshClusterRoles(ctx)
-	}
-	if c.Topology.Kind == lockfault.Replicated {
-		// Under load (a 2-core machine running several topologies) the
-		// Sentinels can take well over 20 s to finish a failover's
-		// reconfiguration; waiting longer costs nothing when they are quick.
-		if err := r.followSentinels(ctx, 60*time.Second); err != nil {
-			return err
-		}
-		return c.WaitReplicasSynced(ctx, 30*time.Second)
-	}
-	return nil
-}
-
-// followSentinels makes the harness's primary the one the Sentinels agree
-// on: they may have promoted a replica on their own while a cycle was cut
-// short (an await that timed out skips the failover step that would have
-// followed them). It waits until they are calm (no master down, no
-// failover under way) and agree, then re-points the clients and rejoins the
-// replicas if the primary moved.
-func (r *run) followSentinels(ctx context.Context, within time.Duration) error {
-	c := r.clus
-	if len(c.WithRole(cluster.RoleSentinel)) == 0 {
-		return nil
-	}
-	deadline := time.Now().Add(within)
-	for {
-		if m := c.SentinelPrimary(ctx); m != nil && c.SentinelsCalm(ctx) {
-			if m == c.Primary() {
-				return nil
-			}
-			c.SetPrimary(m)
-			r.note("nemesis", fmt.Sprintf("the Sentinels promoted %s on their own; clients re-pointed", m.Name))
-			if err := (env{r}).Repoint(ctx); err != nil {
-				return err
-			}
-			return c.Rejoin(ctx)
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the Sentinels are not calm and agreed on a primary after %v", within)
-		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
-			return err
-		}
-	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -374,70 +56,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
-}
-
-// endpoints are the client's proxy addresses for what its lock needs.
-func (r *run) endpoints(client string) (lockimpl.Endpoints, error) {
-	addrs, err := r.clus.ClientAddrs(client)
-	if err != nil {
-		return lockimpl.Endpoints{}, err
-	}
-	// etcd speaks gRPC, not RESP: its clients reach it through the proxy
-	// alone (a RESP tap in front of it broke every call: the hunt's etcd
-	// schedules granted nothing, "etcd: grant: context deadline exceeded").
-	if r.taps != nil && r.subject.Info.Needs != lockfault.NeedsEtcd {
-		for node, a := range addrs {
-			if addrs[node], err = r.taps.addr(client, node, a); err != nil {
-				return lockimpl.Endpoints{}, err
-			}
-		}
-	}
-	info := r.subject.Info
-	ep := lockimpl.Endpoints{Password: r.sc.Topology.Password}
-	data := r.clus.DataNodes()
-	switch info.Needs {
-	case "etcd":
-		for _, m := range data {
-			ep.Etcd = append(ep.Etcd, "http://"+addrs[m.Name])
-		}
-	case lockfault.NeedsCluster:
-		// Seeds and remap both lead to this client's own path to each
-		// node (its tap or proxy), whatever address the cluster announces.
-		ep.ClusterRemap = map[string]string{}
-		for _, m := range data {
-			ep.Cluster = append(ep.Cluster, addrs[m.Name])
-			a, err := r.clus.Announced(m)
-			if err != nil {
-				return lockimpl.Endpoints{}, err
-			}
-			ep.ClusterRemap[a] = addrs[m.Name]
-		}
-	case "masters":
-		for _, m := range data {
-			ep.Masters = append(ep.Masters, addrs[m.Name])
-		}
-		if r.clus.Topology.Kind == lockfault.Replicated {
-			ep.Masters = []string{addrs[r.clus.Primary().Name]}
-		}
-	default:
-		p := r.clus.Primary()
-		if p == nil {
-			p = data[0]
-		}
-		ep.Primary = addrs[p.Name]
-	}
-	return ep, nil
-}
-
-// failpointStop: a worker stopped itself at a failpoint; resume it later.
-func (r *run) failpointStop(p *proc, m worker.Message) {
-	r.hist.Append(history.Event{Kind: history.FaultStart, Fault: "failpoint-stop", Target: p.name, Detail: m.Name, Cycle: r.currentCycle()})
-	go func() {
-		defer func() { recover() }() // the history may be closed if the run ended meanwhile
-		time.Sleep(time.Duration(m.Ms) * time.Millisecond)
-		p.Signal(syscall.SIGCONT)
-		r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: "failpoint-stop", Target: p.name, Cycle: r.currentCycle()})
-	}()
 }
 
 // RandomSchedule draws every cycle's steps from one seeded generator: the
@@ -464,4 +82,379 @@ func RandomSchedule(rn *scenarios.Random, seed int64, cycles int) [][]scenarios.
 		}
 	}
 	return out
+}
+
+// nemesis runs the warmup, every cycle's steps, and the cooldowns.
+func (nem *nemesis) run(ctx context.Context, meta *report.Meta) error {
+	n := nem.r.sc.Nemesis
+	if err := sleep(ctx, n.Warmup.D()); err != nil {
+		return err
+	}
+	schedule := make([][]scenarios.Step, n.Cycles)
+	for i := range schedule {
+		schedule[i] = n.Steps
+	}
+	if n.Random != nil {
+		seed := n.Random.Seed // fixed by Run before the scenario was written
+		schedule = RandomSchedule(n.Random, seed, n.Cycles)
+		nem.r.note("seed", fmt.Sprint(seed))
+		meta.Seed, meta.Schedule = seed, nil
+		for c, steps := range schedule {
+			for _, st := range steps {
+				line := fmt.Sprintf("cycle %d: %s", c+1, st.String())
+				nem.r.note("schedule", line)
+				meta.Schedule = append(meta.Schedule, line)
+			}
+		}
+		fmt.Fprintf(nem.r.log, "random nemesis seed %d\n", seed)
+	}
+	for c := 1; c <= n.Cycles; c++ {
+		nem.r.setCycle(c)
+		nem.r.hist.Append(history.Event{Kind: history.Note, Op: "cycle", Cycle: c, Detail: fmt.Sprintf("cycle %d of %d", c, n.Cycles)})
+		fmt.Fprintf(nem.r.log, "cycle %d/%d\n", c, n.Cycles)
+		var act []active
+		err := nem.runSteps(ctx, schedule[c-1], &act)
+		if errors.Is(err, errCycleOver) {
+			// Recorded as a finding (unavailable, not-exercised): the
+			// rest of this cycle's schedule cannot run, the next can.
+			err = nil
+		}
+		herr := nem.healAll(context.WithoutCancel(ctx), &act)
+		nem.r.gate.open()
+		if err != nil {
+			return fmt.Errorf("cycle %d: %w", c, err)
+		}
+		if herr != nil {
+			return fmt.Errorf("cycle %d: heal: %w", c, herr)
+		}
+		if err := nem.settle(ctx); err != nil {
+			return fmt.Errorf("cycle %d: settle: %w", c, err)
+		}
+		if err := sleep(ctx, n.Cooldown.D()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (nem *nemesis) runSteps(ctx context.Context, steps []scenarios.Step, act *[]active) error {
+	var next <-chan struct{}
+	for i, st := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// An await means "the next such event after the previous step
+		// began": register it before that step runs, so an event the step
+		// itself triggers at once (resume -> grant) is not missed. After
+		// another await it means the next such event after that await's
+		// event: `{await: grant}` twice is two successive grants.
+		awaiting := next
+		next = nil
+		if st.Await != "" && awaiting == nil && !polledAwait(st.Await) {
+			ch, err := nem.register(st, nil)
+			if err != nil {
+				return err
+			}
+			awaiting = ch
+		}
+		if i+1 < len(steps) && steps[i+1].Await != "" && !polledAwait(steps[i+1].Await) {
+			var after <-chan struct{}
+			if st.Await != "" && !polledAwait(st.Await) {
+				after = awaiting
+			}
+			ch, err := nem.register(steps[i+1], after)
+			if err != nil {
+				return err
+			}
+			next = ch
+		}
+		nem.awaiting = awaiting
+		nem.afterCommand = i > 0 && steps[i-1].Await == scenarios.AwaitCommand
+		err := nem.step(ctx, st, act)
+		if i > 0 && steps[i-1].Await == scenarios.AwaitCommand {
+			nem.r.taps.releaseHeld() // the step after the await has been applied
+			nem.r.taps.openGate()    // ... and has ended
+		}
+		if err != nil {
+			return fmt.Errorf("%s:%d: step %q: %w", nem.r.sc.File, st.Line, st.String(), err)
+		}
+	}
+	return nil
+}
+
+func (nem *nemesis) step(ctx context.Context, st scenarios.Step, act *[]active) error {
+	switch {
+	case st.Quiesce:
+		return nem.r.qu.quiesce(ctx)
+	case st.Resume:
+		nem.r.gate.open()
+		return nil
+	case st.Sleep > 0:
+		return sleep(ctx, st.Sleep.D())
+	case polledAwait(st.Await):
+		return awaitPolled(ctx, nem.r.clus, st.Await, st.Within.D())
+	case st.Await == scenarios.AwaitCommand:
+		return nem.r.awaitCommand(ctx, st, nem.awaiting)
+	case st.Await != "":
+		select {
+		case <-nem.awaiting:
+			return nil
+		case <-time.After(st.Within.D()):
+			// Nothing happened for the whole wait: a result about the
+			// lock (it refused to grant while the fault lasted), not a
+			// harness failure.
+			who := ""
+			if st.By != "" {
+				who = " by " + st.By
+			}
+			nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteUnavailable, Cycle: nem.r.currentCycle(),
+				DurationMs: st.Within.D().Milliseconds(),
+				Detail:     fmt.Sprintf("no %s%s within %v (%s:%d, %s); the rest of the cycle was skipped", st.Await, who, st.Within.D(), nem.r.sc.File, st.Line, st.String())})
+			fmt.Fprintf(nem.r.log, "cycle %d: no %s%s within %v: unavailable\n", nem.r.currentCycle(), st.Await, who, st.Within.D())
+			return errCycleOver
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	case st.Heal != "":
+		return nem.heal(ctx, st.Heal, act)
+	case st.Fault != "":
+		f, _, err := faults.Get(st.Fault)
+		if err != nil {
+			return err
+		}
+		target := st.Target
+		if target == lockfault.TargetTrigger {
+			// The history names the client whose command fired.
+			target = nem.r.taps.trigger()
+		}
+		target, params := nem.pinHolder(st.Fault, target, st.Params)
+		check := faults.Prove(ctx, st.Fault, env{nem.r}, target, faults.Params(params))
+		e := nem.r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: nem.r.currentCycle(), Detail: st.String()})
+		h, err := f.Inject(ctx, env{nem.r}, target, faults.Params(params))
+		if err != nil {
+			nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
+			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
+				// The target did not exist when the step ran (nobody held
+				// the lock, or every client it names had crashed and was
+				// not back yet), or the fault cannot act on it (a node
+				// clock fault on an etcd node): the fault attacked
+				// nothing. A finding, not a harness failure.
+				nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Fault: st.Fault, Target: target, Cycle: e.Cycle,
+					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", nem.r.sc.File, st.Line, st.String(), err)})
+				return errCycleOver
+			}
+			return err
+		}
+		checked := time.Now()
+		if h == nil {
+			nem.recordEffect(ctx, st, target, e.Cycle, check)
+			nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
+			return nil
+		}
+		if nem.afterCommand {
+			// The await: command just before holds a message until now.
+			// (Not otherwise: the trigger of an await: command right
+			// after this step is armed already, and would be disarmed.)
+			nem.r.taps.releaseHeld()
+		}
+		*act = append(*act, active{name: st.Fault, target: target, heal: h})
+		// After the release: the check's own time (a drift measured over
+		// a window) must not lengthen a hold.
+		(*act)[len(*act)-1].during = nem.recordEffect(ctx, st, target, e.Cycle, check)
+		if st.For > 0 {
+			// The check's own time counts towards the fault's duration.
+			if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
+				return err
+			}
+			return nem.heal(ctx, st.Fault, act)
+		}
+		return nil
+	}
+	return fmt.Errorf("empty step")
+}
+
+// recordEffect runs a step's effect check (if its fault has one) and notes
+// what it saw in the history at the step: checker.NoteEffect when the fault
+// took effect, checker.NoteNoEffect when it did not (its cycle then proves
+// nothing), checker.NoteEffectUnchecked when the backend cannot show it.
+// It returns what the heal reads of the fault's doing (faults.Effect.During),
+// if anything.
+func (nem *nemesis) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) func(context.Context) string {
+	if check == nil {
+		return nil
+	}
+	eff := check(ctx)
+	op := checker.NoteEffect
+	switch {
+	case eff.Seen:
+	case eff.Unchecked:
+		op = checker.NoteEffectUnchecked
+	default:
+		op = checker.NoteNoEffect
+	}
+	nem.r.hist.Append(history.Event{Kind: history.Note, Op: op, Fault: st.Fault, Target: target, Cycle: cycle,
+		Detail: fmt.Sprintf("%s:%d: %s: %s", nem.r.sc.File, st.Line, st.String(), eff.What)})
+	if op == checker.NoteNoEffect {
+		fmt.Fprintf(nem.r.log, "cycle %d: %s had no effect: %s\n", cycle, st.String(), eff.What)
+	}
+	return eff.During
+}
+
+// heal heals the named active faults (or "all"), newest first.
+func (nem *nemesis) heal(ctx context.Context, name string, act *[]active) error {
+	var keep []active
+	var first error
+	for i := len(*act) - 1; i >= 0; i-- {
+		a := (*act)[i]
+		if name != "all" && a.name != name {
+			keep = append([]active{a}, keep...)
+			continue
+		}
+		if a.during != nil {
+			nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteEffectDuring, Fault: a.name, Target: a.target, Cycle: nem.r.currentCycle(), Detail: a.during(ctx)})
+		}
+		err := a.heal(ctx)
+		ev := history.Event{Kind: history.FaultEnd, Fault: a.name, Target: a.target, Cycle: nem.r.currentCycle()}
+		if err != nil {
+			ev.Error = err.Error()
+			if first == nil {
+				first = fmt.Errorf("heal %s: %w", a.name, err)
+			}
+		}
+		nem.r.hist.Append(ev)
+	}
+	*act = keep
+	return first
+}
+
+func (nem *nemesis) healAll(ctx context.Context, act *[]active) error {
+	nem.r.taps.releaseHeld()
+	nem.r.taps.openGate()
+	return nem.heal(ctx, "all", act)
+}
+
+// register starts waiting for an await step's event: a workload event, or
+// for await: command the trigger it arms (which must not wait for an
+// earlier await's event: it counts from now).
+func (nem *nemesis) register(st scenarios.Step, after <-chan struct{}) (<-chan struct{}, error) {
+	if st.Await == scenarios.AwaitCommand {
+		ch, err := nem.r.armCommand(st)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: step %q: %w", nem.r.sc.File, st.Line, st.String(), err)
+		}
+		return ch, nil
+	}
+	return nem.r.events.await(st.Await, st.By, after), nil
+}
+
+// settle waits for the topology to be whole again between cycles.
+func (nem *nemesis) settle(ctx context.Context) error {
+	c := nem.r.clus
+	if err := c.Net.Heal(); err != nil {
+		return err
+	}
+	for _, m := range c.DataNodes() {
+		if !m.Node.Running() {
+			if err := c.Restart(ctx, m); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Topology.Kind == lockfault.Cluster {
+		// A failover's old master rejoins as a replica: wait for the
+		// cluster to settle and take the roles (key-master) from it.
+		if err := c.WaitClusterOK(ctx, 60*time.Second); err != nil {
+			return err
+		}
+		return c.RefreshClusterRoles(ctx)
+	}
+	if c.Topology.Kind == lockfault.Replicated {
+		// Under load (a 2-core machine running several topologies) the
+		// Sentinels can take well over 20 s to finish a failover's
+		// reconfiguration; waiting longer costs nothing when they are quick.
+		if err := nem.followSentinels(ctx, 60*time.Second); err != nil {
+			return err
+		}
+		return c.WaitReplicasSynced(ctx, 30*time.Second)
+	}
+	return nil
+}
+
+// followSentinels makes the harness's primary the one the Sentinels agree
+// on: they may have promoted a replica on their own while a cycle was cut
+// short (an await that timed out skips the failover step that would have
+// followed them). It waits until they are calm (no master down, no
+// failover under way) and agree, then re-points the clients and rejoins the
+// replicas if the primary moved.
+func (nem *nemesis) followSentinels(ctx context.Context, within time.Duration) error {
+	c := nem.r.clus
+	if len(c.WithRole(cluster.RoleSentinel)) == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(within)
+	for {
+		if m := c.SentinelPrimary(ctx); m != nil && c.SentinelsCalm(ctx) {
+			if m == c.Primary() {
+				return nil
+			}
+			c.SetPrimary(m)
+			nem.r.note("nemesis", fmt.Sprintf("the Sentinels promoted %s on their own; clients re-pointed", m.Name))
+			if err := (env{nem.r}).Repoint(ctx); err != nil {
+				return err
+			}
+			return c.Rejoin(ctx)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the Sentinels are not calm and agreed on a primary after %v", within)
+		}
+		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// failpointStop: a worker stopped itself at a failpoint; resume it later.
+func (nem *nemesis) failpointStop(p *proc, m worker.Message) {
+	nem.r.hist.Append(history.Event{Kind: history.FaultStart, Fault: "failpoint-stop", Target: p.name, Detail: m.Name, Cycle: nem.r.currentCycle()})
+	go func() {
+		defer func() { recover() }() // the history may be closed if the run ended meanwhile
+		time.Sleep(time.Duration(m.Ms) * time.Millisecond)
+		p.Signal(syscall.SIGCONT)
+		nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: "failpoint-stop", Target: p.name, Cycle: nem.r.currentCycle()})
+	}()
+}
+
+// pinHolder resolves a fault step's "holder" (its target, or its clients
+// param) once, as the step begins: the client that holds the lock now, the
+// one the await before the step saw granted. The step's effect check and
+// its injection then act on that client. Resolved twice, the check's own
+// time (it reads the namespace's socket tables, tens of milliseconds on a
+// busy machine) let a short hold end between the two, and the injection
+// found nobody holding (redsync × liveness/holder-partition came out not
+// exercised in make cards). With nobody holding, the step is left as it is
+// and its injection says so (not exercised).
+func (nem *nemesis) pinHolder(fault, target string, params map[string]string) (string, map[string]string) {
+	_, info, err := faults.Get(fault)
+	if err != nil {
+		return target, params
+	}
+	if info.Targets == faults.TargetsClient && target == lockfault.TargetHolder {
+		if name, ok := nem.holderNow(); ok {
+			target = name
+		}
+	}
+	if params[faults.ParamClients] == lockfault.TargetHolder {
+		if name, ok := nem.holderNow(); ok {
+			params = maps.Clone(params)
+			params[faults.ParamClients] = name
+		}
+	}
+	return target, params
+}
+
+// holderNow is the client that holds the lock now, if any.
+func (nem *nemesis) holderNow() (string, bool) {
+	nem.r.mu.Lock()
+	defer nem.r.mu.Unlock()
+	return nem.r.holder, nem.r.holder != ""
 }

@@ -50,7 +50,7 @@ func (r *run) probePaths(ctx context.Context) (stop func()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer r.recoverInto(cancel)
+			defer r.cl.recoverInto(cancel)
 			st := newStalls(r, target, ask == nil, budget)
 			defer st.flush()
 			next := time.Now()

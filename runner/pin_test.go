@@ -11,28 +11,28 @@ import (
 // holding, the step is left as written, and its injection finds nobody
 // (not exercised).
 func TestStepPinsTheHolder(t *testing.T) {
-	r := &run{}
+	r := newRun(&recorder{})
 	r.holder = "c2"
-	if got, _ := r.pinHolder("pause-client", "holder", nil); got != "c2" {
+	if got, _ := r.nem.pinHolder("pause-client", "holder", nil); got != "c2" {
 		t.Errorf("pause-client on holder: target %q, want c2", got)
 	}
 	params := map[string]string{"clients": "holder", "mode": "drop"}
 	before := maps.Clone(params)
-	tg, p := r.pinHolder("partition-client", "all", params)
+	tg, p := r.nem.pinHolder("partition-client", "all", params)
 	if tg != "all" || p["clients"] != "c2" || p["mode"] != "drop" {
 		t.Errorf("partition-client clients=holder: target %q params %v, want all with clients=c2", tg, p)
 	}
 	if !maps.Equal(params, before) {
 		t.Errorf("the step's own params were changed: %v", params)
 	}
-	if got, _ := r.pinHolder("kill", "n1", nil); got != "n1" {
+	if got, _ := r.nem.pinHolder("kill", "n1", nil); got != "n1" {
 		t.Errorf("kill on n1: target %q", got)
 	}
 	r.holder = ""
-	if got, p := r.pinHolder("partition-client", "all", params); got != "all" || p["clients"] != "holder" {
+	if got, p := r.nem.pinHolder("partition-client", "all", params); got != "all" || p["clients"] != "holder" {
 		t.Errorf("nobody holds: target %q params %v, want the step as written", got, p)
 	}
-	if got, _ := r.pinHolder("pause-client", "holder", nil); got != "holder" {
+	if got, _ := r.nem.pinHolder("pause-client", "holder", nil); got != "holder" {
 		t.Errorf("nobody holds: pause-client target %q, want holder", got)
 	}
 }

@@ -8,17 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
-	"github.com/lockfault/lockfault/cluster"
-	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/internal/cgroup"
-	"github.com/lockfault/lockfault/internal/procwatch"
 	"github.com/lockfault/lockfault/worker"
 )
 
@@ -32,15 +28,14 @@ var errDead = errors.New("worker process died")
 // DefaultWorkerTimeout bounds how long a worker may take to answer init.
 const DefaultWorkerTimeout = 20 * time.Second
 
-// proc is one worker process and the harness's end of its protocol.
+// proc is one worker and the harness's end of its protocol: the handshake,
+// the calls waiting for their replies, the lines the worker writes, and
+// the bounds on them. Its process is the embedded process.
 type proc struct {
-	name  string
+	*process
 	label string // "worker c1 (COMMAND)" for error messages
 	r     *run   // nil while describing a worker outside a run
-	cmd   *exec.Cmd
 	in    io.WriteCloser
-	tail  *procwatch.Tail // the end of the worker's stderr
-	cg    *cgroup.Group   // nil: the process group is all that tracks it
 
 	mu      sync.Mutex
 	pending map[int64]pendingOp
@@ -50,11 +45,9 @@ type proc struct {
 	clock   clockState      // clock commands awaiting their answers (clockcheck.go)
 	// hs gets the answer to init: ready, an error message, or a protocol
 	// fault (first one wins).
-	hs         chan handshake
-	started    atomic.Bool // a ready was received: lines are dispatched from here on
-	dead       chan struct{}
-	readerDone chan struct{}
-	inMu       sync.Mutex
+	hs      chan handshake
+	started atomic.Bool // a ready was received: lines are dispatched from here on
+	inMu    sync.Mutex
 }
 
 type handshake struct {
@@ -89,8 +82,8 @@ func spawn(command []string, name string, stderr io.Writer, r *run) (*proc, erro
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{name: name, label: workerLabel(name, command), r: r, pending: map[int64]pendingOp{}, granted: map[string]bool{},
-		hs: make(chan handshake, 1), dead: make(chan struct{}), readerDone: make(chan struct{}), tail: procwatch.NewTail(2048)}
+	p := &proc{process: newProcess(name), label: workerLabel(name, command), r: r, pending: map[int64]pendingOp{}, granted: map[string]bool{},
+		hs: make(chan handshake, 1)}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), worker.EnvRole+"=worker")
 	// Its own process group, as the nodes have: a worker stopped by
@@ -185,38 +178,6 @@ func watchWorker(p *proc, pr *os.File) {
 	}()
 }
 
-// startProc launches a worker for a client of the run and initialises it.
-func (r *run) startProc(ctx context.Context, name string) (*proc, error) {
-	// A clone's worker is started under the identity of the client it
-	// clones (its endpoints, its client id); the history knows it by its
-	// own name.
-	identity := name
-	r.mu.Lock()
-	if id, ok := r.clones[name]; ok {
-		identity = id
-	}
-	r.mu.Unlock()
-	p, err := spawn(r.subject.Command, name, r.workerLog, r)
-	if err != nil {
-		return nil, err
-	}
-	ep, err := r.endpoints(identity)
-	if err != nil {
-		p.kill()
-		return nil, err
-	}
-	init := worker.Command{Cmd: "init", Client: identity, Lock: r.subject.Name(), Options: r.lockOpts, Endpoints: ep, Resource: r.res.Addr()}
-	m, err := p.handshake(ctx, init, r.opt.workerTimeout())
-	if err != nil {
-		return nil, err
-	}
-	if m.Lock != r.subject.Name() {
-		p.kill()
-		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, r.subject.Name())
-	}
-	return p, nil
-}
-
 func (o Options) workerTimeout() time.Duration {
 	if o.WorkerTimeout > 0 {
 		return o.WorkerTimeout
@@ -299,14 +260,6 @@ func (p *proc) exitError() error {
 	return fmt.Errorf("%s: exited before ready (%v)%s", p.label, p.cmd.ProcessState, p.stderrNote())
 }
 
-func (p *proc) stderrNote() string {
-	t := strings.TrimSpace(p.tail.String())
-	if t == "" {
-		return ""
-	}
-	return fmt.Sprintf("; its stderr ends: %q", t)
-}
-
 // fault is a line of the worker's stdout that breaks the protocol. Before
 // ready it fails the start-up; after, it is a protocol error of the run.
 func (p *proc) fault(line int, text []byte, err error) {
@@ -324,28 +277,6 @@ func (p *proc) fault(line int, text []byte, err error) {
 	if p.r != nil {
 		p.r.protocolError(msg)
 	}
-}
-
-func (p *proc) Name() string { return p.name }
-
-// Proc is the worker's process as /proc shows it: state T once every
-// thread is stopped; Pid 0 once it has died.
-func (p *proc) Proc() cluster.ProcState {
-	select {
-	case <-p.dead:
-		return cluster.ProcState{}
-	default:
-	}
-	pid := p.cmd.Process.Pid
-	ts := procwatch.Threads(pid, false)
-	if len(ts) == 0 {
-		return cluster.ProcState{}
-	}
-	s := cluster.ProcState{Pid: pid, State: string(ts[0].State)}
-	if procwatch.ThreadsStopped(pid) {
-		s.State = "T"
-	}
-	return s
 }
 
 // Send writes one command line.
@@ -374,54 +305,6 @@ func (p *proc) Send(c worker.Command) error {
 		}
 	}
 	return err
-}
-
-// gone is the error of a command or signal for a worker that has died.
-func (p *proc) gone() error {
-	return fmt.Errorf("worker %s is dead: %w", p.name, faults.ErrClientGone)
-}
-
-// Signal delivers a signal to the worker's process group.
-func (p *proc) Signal(sig syscall.Signal) error {
-	select {
-	case <-p.dead:
-		return p.gone()
-	default:
-	}
-	// To the whole process group: a worker started through a wrapper (a
-	// shell script, a language launcher) is paused or killed with
-	// everything it runs.
-	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
-		return err
-	}
-	if sig == syscall.SIGSTOP {
-		return p.waitStopped(2 * time.Second)
-	}
-	return nil
-}
-
-// waitStopped returns once every thread of the worker is stopped. SIGSTOP is
-// process-directed: the kernel hands it to one thread, and until that thread
-// runs and starts the group stop the others run on. On a busy machine that
-// took several ms (up to about 10), during which a worker "paused" by the
-// nemesis started a whole Redlock round.
-func (p *proc) waitStopped(timeout time.Duration) error {
-	pid := p.cmd.Process.Pid
-	start := time.Now()
-	for {
-		if procwatch.ThreadsStopped(pid) {
-			return nil
-		}
-		select {
-		case <-p.dead:
-			return nil
-		default:
-		}
-		if time.Since(start) > timeout {
-			return fmt.Errorf("worker %s (pid %d) not stopped %v after SIGSTOP", p.name, pid, timeout)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
 }
 
 // call sends an operation and waits for its reply. A worker that dies, or
@@ -459,7 +342,7 @@ func (p *proc) call(ctx context.Context, c worker.Command, timeout time.Duration
 			return worker.Message{}, ctx.Err()
 		case <-slow.C:
 			if p.r != nil {
-				p.r.slowCall(p, c, time.Since(start))
+				p.r.cl.slowCall(p, c, time.Since(start))
 			}
 		}
 	}
@@ -564,10 +447,10 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 			p.fault(line, b, err)
 			return
 		}
-		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: r.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
+		r.hist.Append(history.Event{Kind: history.Renew, Process: p.name, Lease: m.Lease, Key: r.cl.keyOf(m.Lease), ValidityMs: m.ValidityMs, ValidUntil: m.ValidUntil})
 		r.events.signal("renew", p.name)
 	case "stopping":
-		r.failpointStop(p, m)
+		r.nem.failpointStop(p, m)
 	case worker.TypeInvoke:
 		p.roundInvoke(line, b, m)
 	case worker.TypeFired:
@@ -619,20 +502,6 @@ func (p *proc) bound(m worker.Message) error {
 	return nil
 }
 
-// notExercised records that a worker could not do what a step asked: a
-// note {op: not-exercised}. The step's fault did not happen, so whatever
-// it was meant to exercise was not exercised.
-func (r *run) notExercised(p *proc, detail string) {
-	r.hist.Append(history.Event{Kind: history.Note, Op: "not-exercised", Process: p.name, Detail: detail, Cycle: r.currentCycle()})
-}
-
-// failpointFired records that an armed failpoint triggered in a worker: a
-// note {op: failpoint-fired, process, detail: "<name> <action>"}. The worker
-// sends it before acting, so a crash failpoint is recorded too.
-func (r *run) failpointFired(p *proc, m worker.Message) {
-	r.hist.Append(history.Event{Kind: history.Note, Op: "failpoint-fired", Process: p.name, Detail: m.Name + " " + m.Action, Cycle: r.currentCycle()})
-}
-
 // kill ends the worker and everything in its process group and its cgroup
 // for good (SIGKILL works on a stopped process too).
 func (p *proc) kill() {
@@ -640,15 +509,6 @@ func (p *proc) kill() {
 	<-p.dead
 	if err := p.cg.Kill(); err != nil && p.r != nil {
 		p.r.note("cleanup", err.Error())
-	}
-}
-
-// killGroup sends SIGKILL to the worker's process group. The group id is
-// the worker's pid, which the kernel does not hand out again while the
-// group has a member.
-func (p *proc) killGroup() {
-	if p.cmd != nil && p.cmd.Process != nil {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
 

@@ -14,46 +14,53 @@ import (
 // cut went out is cut by the next one.
 const pokeEvery = 20 * time.Millisecond
 
+// quiescer ends holds: it stops new acquires and waits for the lock to be
+// free (a quiesce step), and at the end of the workload waits for the
+// client loops, in cut mode cutting the holds under way short.
+type quiescer struct {
+	r *run
+}
+
 // cutMode: the scenario lets the harness end holds early (workload.quiesce: cut).
-func (r *run) cutMode() bool { return r.sc.Workload.Quiesce == scenarios.QuiesceCut }
+func (q *quiescer) cutMode() bool { return q.r.sc.Workload.Quiesce == scenarios.QuiesceCut }
 
 // cutting reports whether a round granted now must give the lock back at
 // once, without a critical section: in cut mode, while the gate is closed
 // or the workload is stopping (ctx is the workload's context).
-func (r *run) cutting(ctx context.Context) bool {
-	if !r.cutMode() {
+func (q *quiescer) cutting(ctx context.Context) bool {
+	if !q.cutMode() {
 		return false
 	}
 	if ctx.Err() != nil {
 		return true
 	}
-	r.gate.mu.Lock()
-	defer r.gate.mu.Unlock()
-	return r.gate.closed
+	q.r.gate.mu.Lock()
+	defer q.r.gate.mu.Unlock()
+	return q.r.gate.closed
 }
 
 // quiesce stops new acquires and waits until nobody holds or is acquiring.
 // In cut mode the holds under way are cut short and late grants released at
 // once, so the lock is free within milliseconds instead of a hold (or a
 // hold per client still acquiring).
-func (r *run) quiesce(ctx context.Context) error {
-	timeout := r.sc.Lock.TTL.D() + r.sc.Workload.Hold.D() + r.sc.Lock.Wait.D() + 10*time.Second
+func (q *quiescer) quiesce(ctx context.Context) error {
+	timeout := q.r.sc.Lock.TTL.D() + q.r.sc.Workload.Hold.D() + q.r.sc.Lock.Wait.D() + 10*time.Second
 	var poke func()
-	if r.cutMode() {
-		poke = r.cutHolds
+	if q.cutMode() {
+		poke = q.cutHolds
 	}
-	return r.gate.quiesce(ctx, timeout, poke)
+	return q.r.gate.quiesce(ctx, timeout, poke)
 }
 
 // cutHolds sends `cut` to every worker: a critical section waiting out its
 // hold writes at once. Errors are ignored (a dead worker has no hold).
-func (r *run) cutHolds() {
-	r.mu.Lock()
-	ps := make([]*proc, 0, len(r.procs))
-	for _, p := range r.procs {
+func (q *quiescer) cutHolds() {
+	q.r.mu.Lock()
+	ps := make([]*proc, 0, len(q.r.procs))
+	for _, p := range q.r.procs {
 		ps = append(ps, p)
 	}
-	r.mu.Unlock()
+	q.r.mu.Unlock()
 	for _, p := range ps {
 		select {
 		case <-p.dead:
@@ -67,14 +74,14 @@ func (r *run) cutHolds() {
 // workload was stopped. In cut mode the holds under way are cut short, so
 // the run ends within milliseconds of the last step; otherwise each round
 // runs out (every operation is bounded by opTimeout).
-func (r *run) drain(wg *sync.WaitGroup) {
+func (q *quiescer) drain(wg *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	if !r.cutMode() {
+	if !q.cutMode() {
 		<-done
 		return
 	}
-	r.cutHolds()
+	q.cutHolds()
 	t := time.NewTicker(pokeEvery)
 	defer t.Stop()
 	for {
@@ -82,7 +89,7 @@ func (r *run) drain(wg *sync.WaitGroup) {
 		case <-done:
 			return
 		case <-t.C:
-			r.cutHolds()
+			q.cutHolds()
 		}
 	}
 }

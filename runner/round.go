@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -29,68 +28,6 @@ func (p *proc) roundInvoke(line int, b []byte, m worker.Message) {
 	case op.ch <- m:
 	default:
 		p.fault(line, b, fmt.Errorf("invoke for op %d: more messages than a round's three steps have", m.Op))
-	}
-}
-
-// workerRound is a plain round (workload.round: worker) run by one `round`
-// command: the worker acquires, runs the critical section and releases
-// without waiting for the harness between the steps. The acquire's invoke
-// is recorded here before the command is sent; every other invoke, and
-// every completion, is recorded at the time the worker reports for it
-// (CLOCK_MONOTONIC, shared by all processes), so each step keeps its own
-// invoke and completion times. A step invoked but not completed when the
-// worker dies, stays silent or the run is interrupted is recorded as info.
-func (r *run) workerRound(ctx context.Context, p *proc, key, lease string) error {
-	sc := r.sc
-	rs := &roundSteps{r: r, p: p, key: key, lease: lease, ops: [3]int64{r.nextOp(), r.nextOp(), r.nextOp()},
-		cmds: [3]string{"acquire", "cs", "release"}, ch: make(chan worker.Message, 8), invoked: 1}
-	p.mu.Lock()
-	for i, op := range rs.ops {
-		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: rs.cmds[i], Op: op, Lease: lease}, ch: rs.ch, round: true}
-	}
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		for _, op := range rs.ops {
-			delete(p.pending, op)
-		}
-		p.mu.Unlock()
-	}()
-	inv := rs.ev(0)
-	inv.Kind = history.Invoke
-	r.hist.Append(inv)
-	rs.who = r.identity(p.name)
-	r.taps.setOp(rs.who, p.name, rs.cmds[0])
-	defer r.taps.setOp(rs.who, p.name, "")
-	rs.started = time.Now()
-	c := worker.Command{Cmd: "round", Op: rs.ops[0], OpCS: rs.ops[1], OpRelease: rs.ops[2], Key: key, Lease: lease,
-		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds(), HoldMs: sc.Workload.Hold.D().Milliseconds()}
-	if err := p.Send(c); err != nil {
-		return rs.unknown(errDead)
-	}
-	timeout := opTimeout(r.sc)
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	for {
-		var m worker.Message
-		select {
-		case m = <-rs.ch:
-		case <-p.dead:
-			// Messages the worker wrote before it died are still read.
-			select {
-			case m = <-rs.ch:
-			default:
-				return rs.unknown(errDead)
-			}
-		case <-t.C:
-			return rs.unknown(fmt.Errorf("no reply within %v", timeout))
-		case <-r.ctx.Done():
-			return rs.unknown(r.ctx.Err())
-		}
-		t.Reset(timeout)
-		if end, err := rs.handle(m); end {
-			return err
-		}
 	}
 }
 

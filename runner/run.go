@@ -100,19 +100,27 @@ func Unjudged(o *Outcome) bool {
 	return ok
 }
 
+// run is one run of a scenario, made of parts: the recorder (the history
+// and the notes, recorder.go), the clients (the workers and the workload,
+// clients.go), the nemesis (the faults, nemesis.go) and the quiescer (the
+// end of holds, quiesce.go). What they share is here: the scenario, the
+// cluster, the resource, the taps, and under mu the processes by name and
+// what the clients hold.
 type run struct {
-	opt       Options
-	sc        *scenarios.Scenario
-	id        string
-	dir       string
-	log       io.Writer
-	hist      *history.Writer
-	res       *register.Server
-	clus      *cluster.Cluster
-	workerLog *capWriter // workers.log, bounded
-	info      RunInfo
-	subject   Subject           // the lock under test and the worker that runs it
-	lockOpts  map[string]string // its options as it runs (Plan.Options)
+	*recorder
+	cl  *clients
+	nem *nemesis
+	qu  *quiescer
+
+	opt      Options
+	sc       *scenarios.Scenario
+	id       string
+	dir      string
+	res      *register.Server
+	clus     *cluster.Cluster
+	info     RunInfo
+	subject  Subject           // the lock under test and the worker that runs it
+	lockOpts map[string]string // its options as it runs (Plan.Options)
 
 	mu     sync.Mutex
 	procs  map[string]*proc
@@ -124,23 +132,21 @@ type run struct {
 	// with it.
 	wctx context.Context
 	// lastLease is each worker's latest grant (key, lease), for release_old.
-	lastLease  map[*proc][2]string
-	leaseKey   map[string]string // the key of every lease the workload named
-	events     events            // what the nemesis's await steps wait for
-	cgroupOnce sync.Once         // noCgroup's note
-	taps       *taps             // the RESP taps and their triggers (nil: none)
-	// abort ends the run with a cause (the first protocol violation).
-	abort context.CancelCauseFunc
-	cycle int
+	lastLease map[*proc][2]string
+	leaseKey  map[string]string // the key of every lease the workload named
+	events    events            // what the nemesis's await steps wait for
+	taps      *taps             // the RESP taps and their triggers (nil: none)
 
 	gate *gate
 	opID int64
 	ctx  context.Context // the run's context, cancelled on interrupt
-	// awaiting is the event channel of the await step being run.
-	awaiting <-chan struct{}
-	// afterCommand: the step running follows an await: command (the
-	// message that await holds is let go once the step's fault is in).
-	afterCommand bool
+}
+
+// newRun makes a run of its parts, with its maps made.
+func newRun(rec *recorder) *run {
+	r := &run{recorder: rec, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate()}
+	r.cl, r.nem, r.qu = &clients{r: r}, &nemesis{r: r}, &quiescer{r: r}
+	return r
 }
 
 // ReportDir is the report folder of a run: <reports>/<scenario>/<run-id>.
@@ -172,7 +178,8 @@ func Run(ctx context.Context, plan *Plan, opt Options) (out *Outcome, err error)
 		opt.RunID = NewRunID()
 	}
 	sc := plan.Scenario
-	r := &run{opt: opt, sc: sc, id: opt.RunID, log: opt.Log, procs: map[string]*proc{}, clones: map[string]string{}, lastLease: map[*proc][2]string{}, leaseKey: map[string]string{}, gate: newGate(), subject: plan.Subject, lockOpts: plan.Options}
+	r := newRun(&recorder{log: opt.Log})
+	r.opt, r.sc, r.id, r.subject, r.lockOpts = opt, sc, opt.RunID, plan.Subject, plan.Options
 	r.dir = ReportDir(opt, sc, r.id)
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
@@ -287,13 +294,13 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 	}
 	cleanups = append(cleanups, r.res.Close)
 
-	cleanups = append(cleanups, r.killWorkers)
-	if err := r.startWorkers(ctx); err != nil {
+	cleanups = append(cleanups, r.cl.killAll)
+	if err := r.cl.start(ctx); err != nil {
 		return err
 	}
 	r.note("setup", fmt.Sprintf("%d workers ready", r.sc.Workload.Clients))
 
-	stopWorkload, wg := r.startWorkload(ctx, cancel)
+	stopWorkload, wg := r.cl.startWorkload(ctx, cancel)
 	stopBound := r.boundEvents(ctx)
 	stopProbe := func() {}
 	if r.sc.StuckAfter > 0 {
@@ -301,12 +308,12 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 		stopProbe = r.probePaths(ctx)
 		cleanups = append(cleanups, stopProbe)
 	}
-	nemErr := r.nemesis(ctx, meta)
+	nemErr := r.nem.run(ctx, meta)
 	stopProbe()
 	stopBound()
 	stopWorkload()
 	r.gate.open()
-	r.drain(wg)
+	r.qu.drain(wg)
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause // the first protocol violation or bound, which ended the run
 	}
@@ -369,77 +376,6 @@ func (r *run) startCluster(ctx context.Context, meta *report.Meta) (closeIt func
 	}, nil
 }
 
-// startWorkers starts every client's worker process; each must answer
-// init with its ready.
-func (r *run) startWorkers(ctx context.Context) error {
-	for i := 1; i <= r.sc.Workload.Clients; i++ {
-		name := fmt.Sprintf("c%d", i)
-		p, err := r.startProc(ctx, name)
-		if err != nil {
-			return err
-		}
-		r.mu.Lock()
-		r.procs[name] = p
-		r.mu.Unlock()
-	}
-	return nil
-}
-
-// startWorkload starts every client's loop, cN's first round (N-1) ×
-// start_apart after c1's; stop ends them, wg waits for them. A panic in a
-// loop ends the run through cancel.
-func (r *run) startWorkload(ctx context.Context, cancel func()) (stop func(), wg *sync.WaitGroup) {
-	wctx, stopWorkload := context.WithCancel(ctx)
-	r.mu.Lock()
-	r.wctx = wctx
-	r.mu.Unlock()
-	wg = &sync.WaitGroup{}
-	for i := 1; i <= r.sc.Workload.Clients; i++ {
-		name := fmt.Sprintf("c%d", i)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer r.recoverInto(cancel)
-			// workload.start_apart: cN's first round (N-1) × start_apart after c1's.
-			if sleep(wctx, time.Duration(i-1)*r.sc.Workload.StartApart.D()) != nil {
-				return
-			}
-			r.clientLoop(wctx, name)
-		}()
-	}
-	return stopWorkload, wg
-}
-
-// boundEvents ends the run when its history passes MaxEvents.
-func (r *run) boundEvents(ctx context.Context) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if n := r.hist.Count(); n > MaxEvents {
-					r.protocolError(fmt.Sprintf("the run recorded %d events (allowed: at most %d, MaxEvents)", n, MaxEvents))
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
-}
-
-func (r *run) recoverInto(cancel func()) {
-	if p := recover(); p != nil {
-		r.protocolError(fmt.Sprintf("panic: %v", p))
-		cancel()
-	}
-}
-
 // supported refuses, before any node starts, a fault the backend cannot
 // inject (a clock fault on nodes without the clock shim, a power loss a
 // remote daemon cannot freeze), naming the step.
@@ -491,75 +427,12 @@ func UsesClockShim(sc *scenarios.Scenario) bool {
 	return false
 }
 
-func (r *run) killWorkers() {
-	r.mu.Lock()
-	ps := make([]*proc, 0, len(r.procs))
-	for _, p := range r.procs {
-		ps = append(ps, p)
-	}
-	r.mu.Unlock()
-	interrupted := r.ctx != nil && r.ctx.Err() != nil
-	var wg sync.WaitGroup
-	for _, p := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if interrupted {
-				p.kill()
-			} else {
-				p.shutdown()
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-func (r *run) note(op, detail string) {
-	r.hist.Append(history.Event{Kind: history.Note, Op: op, Detail: detail, Cycle: r.currentCycle()})
-}
-
-func (r *run) currentCycle() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.cycle
-}
-
-// noCgroup notes once that worker descendants are tracked by process
-// group only.
-func (r *run) noCgroup(err error) {
-	r.cgroupOnce.Do(func() {
-		r.note("setup", "worker descendants are tracked by process group only (no cgroup per worker: "+err.Error()+")")
-	})
-}
-
-// protocolError ends the run at once: a worker broke the protocol or a
-// bound, so nothing it reports from here on can be trusted. The first such
-// error is the run's error (a harness error, exit 2).
-func (r *run) protocolError(msg string) {
-	r.hist.Append(history.Event{Kind: history.Note, Op: "protocol-error", Detail: msg})
-	fmt.Fprintln(r.log, msg)
-	if r.abort != nil {
-		r.abort(errors.New(msg)) // only the first cause is kept
-	}
-}
-
 func (r *run) recordAccess(e history.Event) {
 	if e.Key == "" {
-		e.Key = r.keyOf(e.Lease) // a worker that does not send the key
+		e.Key = r.cl.keyOf(e.Lease) // a worker that does not send the key
 	}
 	r.hist.Append(e)
 	if !e.Rejected {
 		r.events.signal(e.Access, e.Process)
 	}
-}
-
-// identity is the client a worker acts as: its own name, or for a clone
-// the client it clones (whose endpoints and taps it uses).
-func (r *run) identity(name string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if id, ok := r.clones[name]; ok {
-		return id
-	}
-	return name
 }

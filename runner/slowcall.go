@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/internal/procwatch"
-	"github.com/lockfault/lockfault/worker"
 )
 
 // A call that goes long without a reply gets a note of what the worker was
@@ -32,23 +30,6 @@ const maxSlowNotes = 30
 var threadStateNames = map[byte]string{
 	'R': "running", 'S': "sleeping", 'D': "in uninterruptible wait", 'T': "stopped",
 	't': "stopped by a tracer", 'Z': "zombie", 'I': "idle",
-}
-
-// slowCall notes that p's call c has had no reply for d.
-func (r *run) slowCall(p *proc, c worker.Command, d time.Duration) {
-	if d > time.Duration(maxSlowNotes)*slowCallAfter {
-		return
-	}
-	pid := 0
-	if p.cmd != nil && p.cmd.Process != nil {
-		pid = p.cmd.Process.Pid
-	}
-	detail := fmt.Sprintf("%s's %s (op %d) without a reply for %v: worker pid %d: %s",
-		p.name, c.Cmd, c.Op, d.Round(time.Millisecond), pid, describeThreads(procwatch.Threads(pid, true)))
-	if r.taps != nil {
-		detail += "; " + r.taps.describe(r.identity(p.name))
-	}
-	r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteSlowCall, Process: p.name, OpID: c.Op, Cycle: r.currentCycle(), Detail: detail})
 }
 
 // describeThreads: "7 threads: 6 sleeping (futex_wait_queue 5, ep_poll

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -98,87 +97,10 @@ func (g *gate) open() {
 	g.mu.Unlock()
 }
 
-func (r *run) nextOp() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.opID++
-	return r.opID
-}
-
-// clientLoop: acquire, critical section, release, until the workload stops.
-// A worker that dies is recorded as crashed and, if the scenario says so,
-// restarted under the same name.
-func (r *run) clientLoop(ctx context.Context, name string) {
-	wl := r.sc.Workload
-	for ctx.Err() == nil {
-		r.mu.Lock()
-		p := r.procs[name]
-		r.mu.Unlock()
-		if !r.gate.enter(ctx) {
-			return
-		}
-		err := r.oneRound(ctx, p)
-		r.gate.leave()
-		if errors.Is(err, errDead) {
-			if r.ctx.Err() != nil {
-				return // the harness is ending the run and killed it
-			}
-			r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteCrashed, Process: name, Detail: "worker process died"})
-			if wl.RestartCrashed.D() <= 0 {
-				return
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wl.RestartCrashed.D()):
-			}
-			np, err := r.startProc(ctx, name)
-			if err != nil {
-				if ctx.Err() == nil {
-					r.protocolError(fmt.Sprintf("restart %s: %v", name, err))
-				}
-				return
-			}
-			r.mu.Lock()
-			r.procs[name] = np
-			r.mu.Unlock()
-			r.hist.Append(history.Event{Kind: history.Note, Op: "restarted", Process: name})
-			continue
-		}
-		if wl.Think.D() > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(wl.Think.D()):
-			}
-		}
-	}
-}
-
 // opTimeout bounds how long the harness waits for a reply before calling
 // the outcome unknown. It is generous: a paused worker is not a dead one.
 func opTimeout(sc *scenarios.Scenario) time.Duration {
 	return sc.Lock.Wait.D() + sc.Workload.Hold.D() + sc.Lock.TTL.D() + 60*time.Second
-}
-
-// invoke records an invocation, runs the call, and records the completion.
-// key is the name the lock guards in this operation (every lock event
-// carries it).
-func (r *run) invoke(ctx context.Context, p *proc, key string, c worker.Command) (worker.Message, error) {
-	c.Op = r.nextOp()
-	r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key})
-	r.taps.setOp(r.identity(p.name), p.name, c.Cmd)
-	defer r.taps.setOp(r.identity(p.name), p.name, "")
-	// In-flight operations finish when the workload stops; only an
-	// interrupted run (r.ctx cancelled) abandons them.
-	m, err := p.call(r.ctx, c, opTimeout(r.sc))
-	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key}
-	if err != nil {
-		e.Kind, e.Error = history.Info, err.Error()
-		r.hist.Append(e)
-		return m, err
-	}
-	r.hist.Append(completion(e, m))
-	return m, nil
 }
 
 // completion fills an operation's completion event from the worker's reply.
@@ -199,13 +121,6 @@ func completion(e history.Event, m worker.Message) history.Event {
 	return e
 }
 
-// keyOf is the key a lease was acquired for ("" if unknown).
-func (r *run) keyOf(lease string) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.leaseKey[lease]
-}
-
 // roundKey picks the key a round guards: the resource, or with keys N > 1
 // one of "<resource>-1" .. "<resource>-N" at random.
 // lockKey is the key the built-in locks keep for the run's (first) lock
@@ -224,73 +139,6 @@ func roundKey(wl scenarios.Workload) string {
 	return fmt.Sprintf("%s-%d", wl.Resource, 1+rand.IntN(wl.Keys))
 }
 
-// oneRound is one acquire, critical section, release. With workload.reentry
-// N > 1 the client acquires N times on the same worker (leases L, L#2 ..
-// L#N: a reentrant lock counts the holds), releases L#N .. L#2, runs the
-// critical section under L, which must still be held, and releases L. A
-// re-entry that is refused or whose outcome is unknown ends the round: what
-// is held is released, innermost first, and there is no critical section.
-//
-// With release_old the client first releases (and, with extends, extends)
-// its previous lease, which it no longer holds. With extends N it extends L
-// N times, every extend_every; an extend that does not succeed means the
-// client lost the lock: it releases L and skips the critical section. With
-// hold_until_valid the critical section lasts until that margin before the
-// end of the validity the lock last reported.
-func (r *run) oneRound(ctx context.Context, p *proc) error {
-	key := roundKey(r.sc.Workload)
-	lease := fmt.Sprintf("%s-%d", p.name, r.nextOp())
-	if r.sc.Workload.Round == scenarios.RoundWorker {
-		return r.workerRound(ctx, p, key, lease)
-	}
-	o := &roundOps{r: r, ctx: ctx, p: p, key: key}
-	started := time.Now()
-	m, err := o.acquire(lease)
-	if err != nil || m.Status != worker.StatusOK {
-		if err == nil && time.Since(started) < time.Millisecond {
-			// A lock that refuses, or fails (connection refused), without
-			// waiting at all: do not spin. An acquire that waited gets no
-			// delay of the harness's own.
-			time.Sleep(time.Millisecond)
-		}
-		return err
-	}
-	r.mu.Lock()
-	r.holder = p.name
-	prev := r.lastLease[p]
-	r.lastLease[p] = [2]string{key, lease}
-	r.mu.Unlock()
-	r.events.signal("grant", p.name)
-	if r.cutting(ctx) {
-		// Granted while the nemesis waits for the lock to be free.
-		return o.giveBack(lease)
-	}
-	if ok, err := o.reenter(lease); !ok || err != nil {
-		return err
-	}
-	if err := o.releaseOld(prev); err != nil {
-		return err
-	}
-	validUntil, ok, err := o.extendAll(lease, m.ValidUntil)
-	if !ok || err != nil {
-		return err
-	}
-	hold := r.sc.Workload.Hold.D()
-	if margin := r.sc.Workload.HoldUntilValid.D(); margin > 0 && validUntil > 0 {
-		left := time.Duration(validUntil - history.Now())
-		if left < margin {
-			// Too little validity left to do anything safely.
-			return o.giveBack(lease)
-		}
-		hold = left - margin
-	}
-	_, err = r.invoke(ctx, p, key, worker.Command{Cmd: "cs", Lease: lease, HoldMs: hold.Milliseconds(), WriteIfValidMs: r.sc.Workload.WriteIfValid.D().Milliseconds()})
-	if err != nil {
-		return err
-	}
-	return o.giveBack(lease)
-}
-
 // roundOps are the operations of one harness-driven round of one client on
 // one key.
 type roundOps struct {
@@ -305,17 +153,17 @@ func (o *roundOps) acquire(id string) (worker.Message, error) {
 	r.mu.Lock()
 	r.leaseKey[id] = o.key
 	r.mu.Unlock()
-	return r.invoke(o.ctx, o.p, o.key, worker.Command{Cmd: "acquire", Key: o.key, Lease: id,
+	return r.cl.invoke(o.ctx, o.p, o.key, worker.Command{Cmd: "acquire", Key: o.key, Lease: id,
 		TTLMs: r.sc.Lock.TTL.D().Milliseconds(), WaitMs: r.sc.Lock.Wait.D().Milliseconds()})
 }
 
 func (o *roundOps) release(k, id string) error {
-	_, err := o.r.invoke(o.ctx, o.p, k, worker.Command{Cmd: "release", Lease: id})
+	_, err := o.r.cl.invoke(o.ctx, o.p, k, worker.Command{Cmd: "release", Lease: id})
 	return err
 }
 
 func (o *roundOps) extend(k, id string) (worker.Message, error) {
-	return o.r.invoke(o.ctx, o.p, k, worker.Command{Cmd: "extend", Lease: id, TTLMs: o.r.sc.Lock.TTL.D().Milliseconds()})
+	return o.r.cl.invoke(o.ctx, o.p, k, worker.Command{Cmd: "extend", Lease: id, TTLMs: o.r.sc.Lock.TTL.D().Milliseconds()})
 }
 
 // giveBack ends the client's hold and releases the lease.
