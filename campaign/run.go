@@ -73,27 +73,11 @@ func Run(ctx context.Context, def *Definition, shard Shard, exec Executor, dir s
 		return sum, err
 	}
 	m := newManifest(def, shard)
-	if old, err := ReadManifest(filepath.Join(dir, FileManifest)); err == nil {
-		if old.DefinitionHash != m.DefinitionHash || old.Shard != m.Shard {
-			return sum, fmt.Errorf("%s holds shard %s of campaign %s (definition %s, %s), not shard %s of %s (definition %s, %s): use another results folder",
-				dir, old.Shard, old.Campaign, ShortHash(old.DefinitionHash), old.Version, m.Shard, m.Campaign, ShortHash(m.DefinitionHash), m.Version)
-		}
-		m.Started = old.Started
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return sum, err
-	}
-	resultsPath := filepath.Join(dir, FileResults)
-	prior, err := ReadResults(resultsPath)
+	done, err := resume(dir, m)
 	if err != nil {
 		return sum, err
 	}
-	done := map[string]bool{}
-	for _, l := range prior {
-		if l.DefinitionHash != m.DefinitionHash {
-			return sum, fmt.Errorf("%s:%d: a result of definition %s, this campaign is %s: use another results folder", resultsPath, l.Line, ShortHash(l.DefinitionHash), ShortHash(m.DefinitionHash))
-		}
-		done[l.Identity] = true
-	}
+	resultsPath := filepath.Join(dir, FileResults)
 	specs := shard.Select(def.Enumerate())
 	sum.Assigned = len(specs)
 	todo := slices.DeleteFunc(slices.Clone(specs), func(s RunSpec) bool { return done[s.Identity] })
@@ -139,6 +123,34 @@ func Run(ctx context.Context, def *Definition, shard Shard, exec Executor, dir s
 	sum.Interrupted = ctx.Err() != nil || werr != nil
 	m.Done, m.Interrupted, m.Finished = sum.Skipped+sum.Done, sum.Interrupted, time.Now().UTC()
 	return sum, errors.Join(werr, m.write(dir))
+}
+
+// resume takes up what an earlier Run of the same shard left in dir: its
+// start time, and the identities of the runs whose results it recorded
+// (refusing a dir that holds another shard or another definition).
+func resume(dir string, m *Manifest) (done map[string]bool, err error) {
+	if old, err := ReadManifest(filepath.Join(dir, FileManifest)); err == nil {
+		if old.DefinitionHash != m.DefinitionHash || old.Shard != m.Shard {
+			return nil, fmt.Errorf("%s holds shard %s of campaign %s (definition %s, %s), not shard %s of %s (definition %s, %s): use another results folder",
+				dir, old.Shard, old.Campaign, ShortHash(old.DefinitionHash), old.Version, m.Shard, m.Campaign, ShortHash(m.DefinitionHash), m.Version)
+		}
+		m.Started = old.Started
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	resultsPath := filepath.Join(dir, FileResults)
+	prior, err := ReadResults(resultsPath)
+	if err != nil {
+		return nil, err
+	}
+	done = map[string]bool{}
+	for _, l := range prior {
+		if l.DefinitionHash != m.DefinitionHash {
+			return nil, fmt.Errorf("%s:%d: a result of definition %s, this campaign is %s: use another results folder", resultsPath, l.Line, ShortHash(l.DefinitionHash), ShortHash(m.DefinitionHash))
+		}
+		done[l.Identity] = true
+	}
+	return done, nil
 }
 
 // runOne runs a spec and completes its result; cut reports a run that the

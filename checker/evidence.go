@@ -125,43 +125,8 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 			unreached[c] = append(unreached[c], f.Detail)
 		}
 	}
-	// Every fault step's effect, as the runner read it back.
-	noEffect := map[int][]string{}
-	for _, e := range in.events {
-		if e.Kind != history.Note {
-			continue
-		}
-		c := e.Cycle
-		if c == 0 {
-			c = cycleOf(starts, e.Time)
-		}
-		switch e.Op {
-		case NoteEffect:
-			sum.Steps++
-			sum.Seen++
-		case NoteEffectUnchecked:
-			sum.Steps++
-			sum.Unchecked++
-		case NoteNoEffect:
-			sum.Steps++
-			noEffect[c] = append(noEffect[c], "no effect seen of "+e.Detail)
-		case NoteNotExercised:
-			if e.Fault != "" {
-				sum.Steps++ // a step that could not be applied at all (its not-exercised finding says why)
-			}
-		}
-	}
-	// Deaths in the warmup (cycle 0) count too: the lock's process died.
-	for _, c := range ev.Cycles {
-		at := cycleStart(starts, c.Cycle)
-		if c.Cycle == 0 && len(in.events) > 0 {
-			at = in.events[0].Time
-		}
-		for _, client := range c.Crashed {
-			out = append(out, Finding{Class: ClassDied, Clients: []string{client}, From: at, To: at, Cycle: c.Cycle,
-				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited in cycle %d without the schedule killing it (workers.log has its last words)", client, c.Cycle)})
-		}
-	}
+	noEffect := stepEffects(in, starts, &sum)
+	out = diedFindings(in, ev, starts)
 	sections := sectionsByCycle(in.events, starts)
 	in.work.add(len(in.events) + len(ev.Cycles) + len(found))
 	for _, c := range ev.Cycles[1:] {
@@ -202,6 +167,55 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 		out = append(out, Finding{Class: ClassUnknown, From: at, To: at, Cycle: c.Cycle, Detail: why})
 	}
 	return out, sum
+}
+
+// stepEffects counts every fault step's effect, as the runner read it
+// back, into sum, and returns per cycle the steps whose effect was not
+// seen.
+func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[int][]string) {
+	noEffect = map[int][]string{}
+	for _, e := range in.events {
+		if e.Kind != history.Note {
+			continue
+		}
+		c := e.Cycle
+		if c == 0 {
+			c = cycleOf(starts, e.Time)
+		}
+		switch e.Op {
+		case NoteEffect:
+			sum.Steps++
+			sum.Seen++
+		case NoteEffectUnchecked:
+			sum.Steps++
+			sum.Unchecked++
+		case NoteNoEffect:
+			sum.Steps++
+			noEffect[c] = append(noEffect[c], "no effect seen of "+e.Detail)
+		case NoteNotExercised:
+			if e.Fault != "" {
+				sum.Steps++ // a step that could not be applied at all (its not-exercised finding says why)
+			}
+		}
+	}
+	return noEffect
+}
+
+// diedFindings is a ClassDied finding for every worker that died without
+// the schedule killing it. Deaths in the warmup (cycle 0) count too: the
+// lock's process died.
+func diedFindings(in *input, ev history.Evidence, starts []int64) (out []Finding) {
+	for _, c := range ev.Cycles {
+		at := cycleStart(starts, c.Cycle)
+		if c.Cycle == 0 && len(in.events) > 0 {
+			at = in.events[0].Time
+		}
+		for _, client := range c.Crashed {
+			out = append(out, Finding{Class: ClassDied, Clients: []string{client}, From: at, To: at, Cycle: c.Cycle,
+				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited in cycle %d without the schedule killing it (workers.log has its last words)", client, c.Cycle)})
+		}
+	}
+	return out
 }
 
 // sectionsByCycle counts the critical sections that completed, each in the

@@ -20,54 +20,9 @@ import (
 // falls in, and the calls invoked before a stretch matter only through the
 // latest of their ends (a running maximum), whatever their number.
 func gaps(in *input) map[string][][2]int64 {
-	type act struct {
-		first, last int64
-		tries       [][2]int64 // acquire calls: invoke, completion (or the end), ordered by invoke
-	}
-	acts := map[string]*act{}
-	open := map[int64]int{} // op id -> index in its key's tries
-	in.work.add(len(in.events))
-	for i, e := range in.events {
-		if e.Op != history.OpAcquire {
-			continue
-		}
-		k := in.evKeys[i]
-		a := acts[k]
-		if a == nil {
-			a = &act{first: e.Time}
-			acts[k] = a
-		}
-		a.last = e.Time
-		if e.Kind == history.Invoke {
-			open[e.OpID] = len(a.tries)
-			a.tries = append(a.tries, [2]int64{e.Time, 1<<63 - 1})
-		} else if j, ok := open[e.OpID]; ok && j < len(a.tries) {
-			a.tries[j][1] = e.Time
-			delete(open, e.OpID)
-		}
-	}
 	out := map[string][][2]int64{}
-	for k, a := range acts {
-		type iv struct{ a, b int64 }
-		var free []iv
-		cur := a.first
-		for _, hi := range in.byKey[k] { // ordered by start
-			in.work.add(1)
-			h := in.holds[hi]
-			if h.End <= cur {
-				continue
-			}
-			if h.Start > cur {
-				free = append(free, iv{cur, min(h.Start, a.last)})
-			}
-			cur = max(cur, h.End)
-			if cur >= a.last {
-				break
-			}
-		}
-		if cur < a.last {
-			free = append(free, iv{cur, a.last})
-		}
+	for k, a := range acquireActivity(in) {
+		free := freeStretches(in, k, a)
 		// Free stretches are disjoint and in time order, and so are the
 		// calls' invocations: j only moves forward.
 		j := 0
@@ -102,6 +57,68 @@ func gaps(in *input) map[string][][2]int64 {
 		}
 	}
 	return out
+}
+
+// keyActivity is the acquire activity on one key: the span from its first
+// to its last acquire event, and its acquire calls.
+type keyActivity struct {
+	first, last int64
+	tries       [][2]int64 // acquire calls: invoke, completion (or the end), ordered by invoke
+}
+
+// acquireActivity is the acquire activity of every key of the history.
+func acquireActivity(in *input) map[string]*keyActivity {
+	acts := map[string]*keyActivity{}
+	open := map[int64]int{} // op id -> index in its key's tries
+	in.work.add(len(in.events))
+	for i, e := range in.events {
+		if e.Op != history.OpAcquire {
+			continue
+		}
+		k := in.evKeys[i]
+		a := acts[k]
+		if a == nil {
+			a = &keyActivity{first: e.Time}
+			acts[k] = a
+		}
+		a.last = e.Time
+		if e.Kind == history.Invoke {
+			open[e.OpID] = len(a.tries)
+			a.tries = append(a.tries, [2]int64{e.Time, 1<<63 - 1})
+		} else if j, ok := open[e.OpID]; ok && j < len(a.tries) {
+			a.tries[j][1] = e.Time
+			delete(open, e.OpID)
+		}
+	}
+	return acts
+}
+
+// interval is a stretch of time [a, b).
+type interval struct{ a, b int64 }
+
+// freeStretches are the stretches of key k's acquire span with no holder,
+// in time order.
+func freeStretches(in *input, k string, a *keyActivity) []interval {
+	var free []interval
+	cur := a.first
+	for _, hi := range in.byKey[k] { // ordered by start
+		in.work.add(1)
+		h := in.holds[hi]
+		if h.End <= cur {
+			continue
+		}
+		if h.Start > cur {
+			free = append(free, interval{cur, min(h.Start, a.last)})
+		}
+		cur = max(cur, h.End)
+		if cur >= a.last {
+			break
+		}
+	}
+	if cur < a.last {
+		free = append(free, interval{cur, a.last})
+	}
+	return free
 }
 
 // tryingGap: two acquire calls at most this far apart are one stretch of

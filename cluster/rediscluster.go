@@ -119,32 +119,10 @@ func (c *Cluster) startCluster(ctx context.Context) error {
 	// The proxies and bus routers, once the nodes (and so their ports)
 	// exist; then every node announces them, in its config file too (a
 	// restart announces them at once).
-	type ann struct{ host, port, bus string }
-	anns := make([]ann, total)
+	anns := make([]announced, total)
 	for k := 0; k < total; k++ {
-		m := c.Member(fmt.Sprintf("n%d", k+1))
-		pp, err := c.Net.Proxy(PeerProxy(m.Name), peerAddr(m.Node))
-		if err != nil {
+		if anns[k], err = c.announce(ctx, c.Member(fmt.Sprintf("n%d", k+1))); err != nil {
 			return err
-		}
-		if _, err := busAddr(m.Node); err != nil {
-			return err
-		}
-		br, err := newBusRouter(c, m, c.Backend.ProxyHost())
-		if err != nil {
-			return err
-		}
-		c.mu.Lock()
-		c.routers = append(c.routers, br)
-		c.mu.Unlock()
-		host, port, _ := net.SplitHostPort(pp.Listen)
-		_, bus, _ := net.SplitHostPort(br.Addr())
-		anns[k] = ann{host, port, bus}
-		if _, err := c.Do(ctx, m, "CONFIG", "SET", "cluster-announce-ip", host, "cluster-announce-port", port, "cluster-announce-bus-port", bus); err != nil {
-			return fmt.Errorf("announce on %s: %w", m.Name, err)
-		}
-		if _, err := c.Do(ctx, m, "CONFIG", "REWRITE"); err != nil {
-			return fmt.Errorf("config rewrite on %s: %w", m.Name, err)
 		}
 	}
 	for i := 1; i <= t.Masters; i++ {
@@ -162,6 +140,51 @@ func (c *Cluster) startCluster(ctx context.Context) error {
 	if err := c.waitClusterNodes(ctx, total, 10*time.Second); err != nil {
 		return err
 	}
+	if err := c.replicateMasters(ctx); err != nil {
+		return err
+	}
+	if err := c.WaitClusterOK(ctx, 20*time.Second); err != nil {
+		return err
+	}
+	return c.RefreshClusterRoles(ctx)
+}
+
+// announced is the address a cluster node announces: its peer proxy
+// (host, port) and its bus router's port.
+type announced struct{ host, port, bus string }
+
+// announce puts m's peer proxy and bus router in front of it, and makes m
+// announce them, in its config file too (a restart announces them at
+// once).
+func (c *Cluster) announce(ctx context.Context, m *Member) (announced, error) {
+	pp, err := c.Net.Proxy(PeerProxy(m.Name), peerAddr(m.Node))
+	if err != nil {
+		return announced{}, err
+	}
+	if _, err := busAddr(m.Node); err != nil {
+		return announced{}, err
+	}
+	br, err := newBusRouter(c, m, c.Backend.ProxyHost())
+	if err != nil {
+		return announced{}, err
+	}
+	c.mu.Lock()
+	c.routers = append(c.routers, br)
+	c.mu.Unlock()
+	host, port, _ := net.SplitHostPort(pp.Listen)
+	_, bus, _ := net.SplitHostPort(br.Addr())
+	if _, err := c.Do(ctx, m, "CONFIG", "SET", "cluster-announce-ip", host, "cluster-announce-port", port, "cluster-announce-bus-port", bus); err != nil {
+		return announced{}, fmt.Errorf("announce on %s: %w", m.Name, err)
+	}
+	if _, err := c.Do(ctx, m, "CONFIG", "REWRITE"); err != nil {
+		return announced{}, fmt.Errorf("config rewrite on %s: %w", m.Name, err)
+	}
+	return announced{host, port, bus}, nil
+}
+
+// replicateMasters makes each master's replicas replicate it.
+func (c *Cluster) replicateMasters(ctx context.Context) error {
+	t := c.Topology
 	for i := 1; i <= t.Masters; i++ {
 		id, err := c.Do(ctx, c.Member(fmt.Sprintf("n%d", i)), "CLUSTER", "MYID")
 		if err != nil {
@@ -174,10 +197,7 @@ func (c *Cluster) startCluster(ctx context.Context) error {
 			}
 		}
 	}
-	if err := c.WaitClusterOK(ctx, 20*time.Second); err != nil {
-		return err
-	}
-	return c.RefreshClusterRoles(ctx)
+	return nil
 }
 
 // waitClusterNodes waits until every node knows all total nodes, none of

@@ -29,57 +29,7 @@ func fastDecode(b []byte, e *Event, in interner) bool {
 			return false
 		}
 		p.ws()
-		switch string(key) {
-		case "seq":
-			ok = p.int(&e.Seq)
-		case "t":
-			ok = p.int(&e.Time)
-		case "op_id":
-			ok = p.int(&e.OpID)
-		case "fence":
-			ok = p.int(&e.Fence)
-		case "validity_ms":
-			ok = p.int(&e.ValidityMs)
-		case "valid_until":
-			ok = p.int(&e.ValidUntil)
-		case "cycle":
-			var v int64
-			ok = p.int(&v) && v >= math.MinInt32 && v <= math.MaxInt32
-			e.Cycle = int(v)
-		case "value":
-			e.Value, ok = p.optInt()
-		case "read":
-			e.Read, ok = p.optInt()
-		case "wrote":
-			e.Wrote, ok = p.optInt()
-		case "rejected":
-			ok = p.bool(&e.Rejected)
-		case "kind":
-			ok = p.istr(&e.Kind, in)
-		case "process":
-			ok = p.istr(&e.Process, in)
-		case "op":
-			ok = p.istr(&e.Op, in)
-		case "lease":
-			ok = p.istr(&e.Lease, in)
-		case "key":
-			ok = p.istr(&e.Key, in)
-		case "access":
-			ok = p.istr(&e.Access, in)
-		case "fault":
-			ok = p.istr(&e.Fault, in)
-		case "target":
-			ok = p.istr(&e.Target, in)
-		case "error":
-			ok = p.sstr(&e.Error)
-		case "token":
-			ok = p.sstr(&e.Token)
-		case "detail":
-			ok = p.sstr(&e.Detail)
-		default:
-			return false
-		}
-		if !ok {
+		if !p.field(key, e, in) {
 			return false
 		}
 		p.ws()
@@ -91,6 +41,63 @@ func fastDecode(b []byte, e *Event, in interner) bool {
 		}
 		return false
 	}
+}
+
+// field decodes the value of the field named key into e: false for a
+// field Event does not have or a value of the wrong shape.
+func (p *decoder) field(key []byte, e *Event, in interner) bool {
+	var ok bool
+	switch string(key) {
+	case "seq":
+		ok = p.int(&e.Seq)
+	case "t":
+		ok = p.int(&e.Time)
+	case "op_id":
+		ok = p.int(&e.OpID)
+	case "fence":
+		ok = p.int(&e.Fence)
+	case "validity_ms":
+		ok = p.int(&e.ValidityMs)
+	case "valid_until":
+		ok = p.int(&e.ValidUntil)
+	case "cycle":
+		var v int64
+		ok = p.int(&v) && v >= math.MinInt32 && v <= math.MaxInt32
+		e.Cycle = int(v)
+	case "value":
+		e.Value, ok = p.optInt()
+	case "read":
+		e.Read, ok = p.optInt()
+	case "wrote":
+		e.Wrote, ok = p.optInt()
+	case "rejected":
+		ok = p.bool(&e.Rejected)
+	case "kind":
+		ok = p.istr(&e.Kind, in)
+	case "process":
+		ok = p.istr(&e.Process, in)
+	case "op":
+		ok = p.istr(&e.Op, in)
+	case "lease":
+		ok = p.istr(&e.Lease, in)
+	case "key":
+		ok = p.istr(&e.Key, in)
+	case "access":
+		ok = p.istr(&e.Access, in)
+	case "fault":
+		ok = p.istr(&e.Fault, in)
+	case "target":
+		ok = p.istr(&e.Target, in)
+	case "error":
+		ok = p.sstr(&e.Error)
+	case "token":
+		ok = p.sstr(&e.Token)
+	case "detail":
+		ok = p.sstr(&e.Detail)
+	default:
+		return false
+	}
+	return ok
 }
 
 type decoder struct {

@@ -100,48 +100,16 @@ func (c CycleEvidence) Key(key string) KeyEvidence {
 // (on the holder: one death; on others or all: one per client), or the
 // heal of its clone-client (which kills "<client>-clone").
 func CollectEvidence(events []Event) Evidence {
-	var starts []int64
-	leaseKey := map[string]string{}
-	var causes []*crashCause
-	var deaths []*Event
-	for i := range events {
-		e := &events[i]
-		switch {
-		case e.Kind == Note && e.Op == NoteCycle:
-			starts = append(starts, e.Time)
-		case e.Kind == OK && e.Op == OpAcquire && e.Lease != "":
-			leaseKey[e.Lease] = e.Key
-		case e.Kind == Note && e.Op == NoteCrashed:
-			deaths = append(deaths, e)
-		case e.Kind == Note && e.Op == NoteFailpointFired && strings.HasSuffix(e.Detail, " "+actionCrash):
-			causes = append(causes, &crashCause{at: e.Time, target: e.Process})
-		case e.Kind == FaultStart && e.Fault == faultCrashClient:
-			causes = append(causes, &crashCause{at: e.Time, target: e.Target})
-		case e.Kind == FaultEnd && e.Fault == faultCloneClient:
-			causes = append(causes, &crashCause{at: e.Time, target: e.Target, clone: true})
-		case e.Kind == Note && e.Op == NoteStopping && e.Process != "":
-			// Recorded before the kill: the heal's fault-end comes after
-			// the death it causes.
-			causes = append(causes, &crashCause{at: e.Time, target: e.Process})
-		}
-	}
-	slices.Sort(starts)
-	cycleOf := func(t int64) int { return sort.Search(len(starts), func(j int) bool { return starts[j] > t }) }
-	keyOf := func(e *Event) string {
-		if e.Key == "" && e.Lease != "" {
-			return leaseKey[e.Lease]
-		}
-		return e.Key
-	}
+	s := scanEvidence(events)
 	var keys []string
 	for i := range events {
 		if counted(&events[i]) {
-			keys = append(keys, keyOf(&events[i]))
+			keys = append(keys, s.keyOf(&events[i]))
 		}
 	}
 	slices.Sort(keys)
 	keys = slices.Compact(keys)
-	ev := Evidence{Cycles: make([]CycleEvidence, len(starts)+1)}
+	ev := Evidence{Cycles: make([]CycleEvidence, len(s.starts)+1)}
 	for i := range ev.Cycles {
 		ev.Cycles[i].Cycle = i
 		ev.Cycles[i].Keys = make([]KeyEvidence, len(keys))
@@ -154,8 +122,8 @@ func CollectEvidence(events []Event) Evidence {
 		if !counted(e) {
 			continue
 		}
-		j, _ := slices.BinarySearch(keys, keyOf(e))
-		k := &ev.Cycles[cycleOf(e.Time)].Keys[j]
+		j, _ := slices.BinarySearch(keys, s.keyOf(e))
+		k := &ev.Cycles[s.cycleOf(e.Time)].Keys[j]
 		switch {
 		case e.Kind == Renew:
 			k.Renewals++
@@ -169,19 +137,76 @@ func CollectEvidence(events []Event) Evidence {
 			k.ExtendsSucceeded++
 		}
 	}
-	// Deaths in time order, each spending the earliest cause that explains it.
-	slices.SortStableFunc(deaths, func(a, b *Event) int { return cmp.Compare(a.Time, b.Time) })
-	slices.SortStableFunc(causes, func(a, b *crashCause) int { return cmp.Compare(a.at, b.at) })
-	for _, d := range deaths {
-		if !slices.ContainsFunc(causes, func(c *crashCause) bool { return c.spend(d.Process, d.Time) }) {
-			c := &ev.Cycles[cycleOf(d.Time)]
+	s.markUnplannedDeaths(&ev)
+	return ev
+}
+
+// evidenceScan is what one pass over a history gathers for
+// CollectEvidence: when each cycle began, the key of every granted lease,
+// the deaths of workers and the crashes the schedule caused.
+type evidenceScan struct {
+	starts   []int64 // the cycles' beginnings, in time order
+	leaseKey map[string]string
+	causes   []*crashCause
+	deaths   []*Event
+}
+
+func scanEvidence(events []Event) *evidenceScan {
+	s := &evidenceScan{leaseKey: map[string]string{}}
+	for i := range events {
+		e := &events[i]
+		switch {
+		case e.Kind == Note && e.Op == NoteCycle:
+			s.starts = append(s.starts, e.Time)
+		case e.Kind == OK && e.Op == OpAcquire && e.Lease != "":
+			s.leaseKey[e.Lease] = e.Key
+		case e.Kind == Note && e.Op == NoteCrashed:
+			s.deaths = append(s.deaths, e)
+		case e.Kind == Note && e.Op == NoteFailpointFired && strings.HasSuffix(e.Detail, " "+actionCrash):
+			s.causes = append(s.causes, &crashCause{at: e.Time, target: e.Process})
+		case e.Kind == FaultStart && e.Fault == faultCrashClient:
+			s.causes = append(s.causes, &crashCause{at: e.Time, target: e.Target})
+		case e.Kind == FaultEnd && e.Fault == faultCloneClient:
+			s.causes = append(s.causes, &crashCause{at: e.Time, target: e.Target, clone: true})
+		case e.Kind == Note && e.Op == NoteStopping && e.Process != "":
+			// Recorded before the kill: the heal's fault-end comes after
+			// the death it causes.
+			s.causes = append(s.causes, &crashCause{at: e.Time, target: e.Process})
+		}
+	}
+	slices.Sort(s.starts)
+	return s
+}
+
+// cycleOf is the cycle of an event at t: the last that began at or before
+// it (0: before the first).
+func (s *evidenceScan) cycleOf(t int64) int {
+	return sort.Search(len(s.starts), func(j int) bool { return s.starts[j] > t })
+}
+
+// keyOf is an event's key, else the key of its lease.
+func (s *evidenceScan) keyOf(e *Event) string {
+	if e.Key == "" && e.Lease != "" {
+		return s.leaseKey[e.Lease]
+	}
+	return e.Key
+}
+
+// markUnplannedDeaths lists in ev each death no crash of the schedule
+// explains: deaths in time order, each spending the earliest cause that
+// explains it.
+func (s *evidenceScan) markUnplannedDeaths(ev *Evidence) {
+	slices.SortStableFunc(s.deaths, func(a, b *Event) int { return cmp.Compare(a.Time, b.Time) })
+	slices.SortStableFunc(s.causes, func(a, b *crashCause) int { return cmp.Compare(a.at, b.at) })
+	for _, d := range s.deaths {
+		if !slices.ContainsFunc(s.causes, func(c *crashCause) bool { return c.spend(d.Process, d.Time) }) {
+			c := &ev.Cycles[s.cycleOf(d.Time)]
 			if !slices.Contains(c.Crashed, d.Process) {
 				c.Crashed = append(c.Crashed, d.Process)
 				slices.Sort(c.Crashed)
 			}
 		}
 	}
-	return ev
 }
 
 // counted: the events Evidence counts.

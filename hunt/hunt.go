@@ -189,52 +189,11 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 	if opt.Time > 0 {
 		deadline = res.Started.Add(opt.Time)
 	}
-	found := map[string]bool{}
 	defer func() { res.Took = time.Since(res.Started) }()
 	runCtx, stopRuns := context.WithCancel(ctx)
 	defer stopRuns()
-	type done struct {
-		s   *Schedule
-		out *runner.Outcome
-		err error
-	}
 	results := make(chan done, res.Parallel)
-	// handle learns from a finished run and judges it: the violations no
-	// run of the hunt showed before.
-	handle := func(s *Schedule, out *runner.Outcome, err error) []*Finding {
-		if out != nil {
-			sp.learn(out.Commands)
-		}
-		res.observe(search, s, out)
-		var fps []Fingerprint
-		u := "no result"
-		if err != nil {
-			u = err.Error()
-		} else if out != nil {
-			fps = Fingerprints(out.Result, sp.Info, s.TTL)
-			u = Unjudged(out.Result, sp.Info, s.TTL)
-		}
-		if len(fps) == 0 && u != "" {
-			// Nothing found counts only if the run proved something.
-			res.Inconclusive++
-			fmt.Fprintf(opt.Log, "schedule %d: inconclusive (%s)\n", s.Index, u)
-			return nil
-		}
-		fmt.Fprintf(opt.Log, "schedule %d: %s: %s\n", s.Index, verdictOf(fps), joinOr(s.Faults(), "no fault"))
-		var fresh []*Finding
-		for _, fp := range fps {
-			if found[fp.ID()] {
-				continue
-			}
-			found[fp.ID()] = true
-			if res.UntilFound == 0 {
-				res.UntilFound, res.FoundAfter = s.Index, time.Since(res.Started)
-			}
-			fresh = append(fresh, &Finding{Fingerprint: fp, Original: s, OriginalDir: out.Dir})
-			fmt.Fprintf(opt.Log, "found %s after %d schedules (%s): %s\n", fp.ID(), s.Index, out.Dir, fp.Detail)
-		}
-		return fresh
-	}
+	handle := (&judge{sp: sp, res: res, search: search, log: opt.Log, found: map[string]bool{}}).handle
 	inflight, drawn, stopping := 0, 0, false
 	for {
 		for !stopping && inflight < res.Parallel && (opt.Runs == 0 || drawn < opt.Runs) &&
@@ -274,14 +233,8 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 		}
 		// The schedules in flight end (or are stopped) before the shrinker
 		// takes the machine; what they found is kept.
-		for ; inflight > 0; inflight-- {
-			o := <-results
-			if runCtx.Err() != nil {
-				res.Tried = slices.DeleteFunc(res.Tried, func(x *Schedule) bool { return x == o.s })
-				continue
-			}
-			fresh = append(fresh, handle(o.s, o.out, o.err)...)
-		}
+		fresh = append(fresh, drain(runCtx, results, inflight, res, handle)...)
+		inflight = 0
 		for _, f := range fresh {
 			res.Findings = append(res.Findings, f)
 			if err := finish(ctx, sp, exec, opt, f); err != nil {
@@ -297,6 +250,73 @@ func Hunt(ctx context.Context, sp *Space, exec Exec, opt Options) (*Result, erro
 		res.Interrupted = true
 	}
 	return res, nil
+}
+
+// done is a finished run of a schedule.
+type done struct {
+	s   *Schedule
+	out *runner.Outcome
+	err error
+}
+
+// judge judges the hunt's finished runs.
+type judge struct {
+	sp     *Space
+	res    *Result
+	search Search
+	log    io.Writer
+	found  map[string]bool // the violations some run of the hunt showed
+}
+
+// handle learns from a finished run and judges it: the violations no
+// run of the hunt showed before.
+func (j *judge) handle(s *Schedule, out *runner.Outcome, err error) []*Finding {
+	if out != nil {
+		j.sp.learn(out.Commands)
+	}
+	j.res.observe(j.search, s, out)
+	var fps []Fingerprint
+	u := "no result"
+	if err != nil {
+		u = err.Error()
+	} else if out != nil {
+		fps = Fingerprints(out.Result, j.sp.Info, s.TTL)
+		u = Unjudged(out.Result, j.sp.Info, s.TTL)
+	}
+	if len(fps) == 0 && u != "" {
+		// Nothing found counts only if the run proved something.
+		j.res.Inconclusive++
+		fmt.Fprintf(j.log, "schedule %d: inconclusive (%s)\n", s.Index, u)
+		return nil
+	}
+	fmt.Fprintf(j.log, "schedule %d: %s: %s\n", s.Index, verdictOf(fps), joinOr(s.Faults(), "no fault"))
+	var fresh []*Finding
+	for _, fp := range fps {
+		if j.found[fp.ID()] {
+			continue
+		}
+		j.found[fp.ID()] = true
+		if j.res.UntilFound == 0 {
+			j.res.UntilFound, j.res.FoundAfter = s.Index, time.Since(j.res.Started)
+		}
+		fresh = append(fresh, &Finding{Fingerprint: fp, Original: s, OriginalDir: out.Dir})
+		fmt.Fprintf(j.log, "found %s after %d schedules (%s): %s\n", fp.ID(), s.Index, out.Dir, fp.Detail)
+	}
+	return fresh
+}
+
+// drain waits for the n runs in flight and judges them, when the hunt was
+// not stopped; a run stopped is not counted as tried.
+func drain(runCtx context.Context, results <-chan done, n int, res *Result, handle func(*Schedule, *runner.Outcome, error) []*Finding) (fresh []*Finding) {
+	for ; n > 0; n-- {
+		o := <-results
+		if runCtx.Err() != nil {
+			res.Tried = slices.DeleteFunc(res.Tried, func(x *Schedule) bool { return x == o.s })
+			continue
+		}
+		fresh = append(fresh, handle(o.s, o.out, o.err)...)
+	}
+	return fresh
 }
 
 // finish shrinks a finding and measures its minimal scenario's rate.

@@ -73,112 +73,143 @@ func (sh *shrinker) shrink(ctx context.Context, orig *Schedule) (*Schedule, stri
 		sh.logf("the original never failed again within %d tries: flaky, not shrunk", sh.opt.Tries)
 		return orig, "", true
 	}
-	cur := orig
-	try := func(what string, cand *Schedule, strict bool) bool {
-		if sh.runs >= sh.opt.ShrinkRuns || ctx.Err() != nil {
-			return false
-		}
-		ok, d, t := sh.fails(ctx, cand, strict)
-		sh.logf("%s: %s after %d run(s): %s", what, keptWord(ok), t, strings.Join(cand.Faults(), "; "))
-		if ok {
-			cur, dir = cand, d
-		}
-		return ok
+	st := &shrinking{sh: sh, ctx: ctx, cur: orig, dir: dir}
+	st.dropFaults()
+	st.aimFaults()
+	st.weakenFaults()
+	st.cutWorkload()
+	cur, dir := st.cur, st.dir
+	sh.logf("minimal (%d faults, was %d): %d runs for %d candidates", len(cur.Events), len(orig.Events), sh.runs, sh.n)
+	return cur, dir, false
+}
+
+// shrinking is a schedule being shrunk: cur, the smallest candidate found
+// so far that still fails, and dir, the report of its failing run.
+type shrinking struct {
+	sh  *shrinker
+	ctx context.Context
+	cur *Schedule
+	dir string
+}
+
+// try runs a candidate and keeps it when it still fails (every try, if
+// strict); false once the shrink's budget of runs is spent.
+func (st *shrinking) try(what string, cand *Schedule, strict bool) bool {
+	sh, ctx := st.sh, st.ctx
+	if sh.runs >= sh.opt.ShrinkRuns || ctx.Err() != nil {
+		return false
 	}
-	// 1. The faults: drop every one, then complements of ever smaller
-	// chunks (ddmin), down to single faults.
-	if len(cur.Events) > 0 {
-		c := cur.clone()
+	ok, d, t := sh.fails(ctx, cand, strict)
+	sh.logf("%s: %s after %d run(s): %s", what, keptWord(ok), t, strings.Join(cand.Faults(), "; "))
+	if ok {
+		st.cur, st.dir = cand, d
+	}
+	return ok
+}
+
+// dropFaults is the shrink's first step, the faults: drop every one, then
+// complements of ever smaller chunks (ddmin), down to single faults.
+func (st *shrinking) dropFaults() {
+	if len(st.cur.Events) > 0 {
+		c := st.cur.clone()
 		c.Events = nil
-		try("drop every fault", c, false)
+		st.try("drop every fault", c, false)
 	}
-	for n := 2; len(cur.Events) > 1; {
-		chunks := split(len(cur.Events), n)
+	for n := 2; len(st.cur.Events) > 1; {
+		chunks := split(len(st.cur.Events), n)
 		reduced := false
 		for _, ch := range chunks {
-			c := cur.clone()
+			c := st.cur.clone()
 			c.Events = append(append([]Event{}, c.Events[:ch[0]]...), c.Events[ch[1]:]...)
-			if try(fmt.Sprintf("drop faults %d..%d", ch[0]+1, ch[1]), c, false) {
+			if st.try(fmt.Sprintf("drop faults %d..%d", ch[0]+1, ch[1]), c, false) {
 				n = max(n-1, 2)
 				reduced = true
 				break
 			}
 		}
 		if !reduced {
-			if n >= len(cur.Events) {
+			if n >= len(st.cur.Events) {
 				break
 			}
-			n = min(2*n, len(cur.Events))
+			n = min(2*n, len(st.cur.Events))
 		}
 	}
-	// 2. The anchor. A client fault that hits a named client (c1, the
-	// others), or a node fault on the links of one (clients=c1), lands on
-	// the client the cycle starts with only when that client happens to be
-	// it: aimed at that client (the one whose command fired the anchor, or
-	// the holder the grant made), it lands there in every cycle. Then a
-	// grant instead of a command.
+}
+
+// aimFaults is the second step, the anchor. A client fault that hits a named client (c1, the
+// others), or a node fault on the links of one (clients=c1), lands on
+// the client the cycle starts with only when that client happens to be
+// it: aimed at that client (the one whose command fired the anchor, or
+// the holder the grant made), it lands there in every cycle. Then a
+// grant instead of a command.
+func (st *shrinking) aimFaults() {
 	aim := lockfault.TargetHolder
-	if cur.Anchor != nil {
+	if st.cur.Anchor != nil {
 		aim = lockfault.TargetTrigger
 	}
-	for i := 0; i < len(cur.Events); i++ {
-		e := cur.Events[i]
+	for i := 0; i < len(st.cur.Events); i++ {
+		e := st.cur.Events[i]
 		if clientFault(e.Fault) && e.Target != aim {
-			c := cur.clone()
+			c := st.cur.clone()
 			c.Events[i].Target = aim
-			try(fmt.Sprintf("fault %d: on %s instead of %s", i+1, aim, e.Target), c, false)
+			st.try(fmt.Sprintf("fault %d: on %s instead of %s", i+1, aim, e.Target), c, false)
 		}
 		if v, ok := e.Params["clients"]; ok && v != aim {
-			c := cur.clone()
+			c := st.cur.clone()
 			c.Events[i].Params["clients"] = aim
-			try(fmt.Sprintf("fault %d: on the links of %s instead of %s", i+1, aim, v), c, false)
+			st.try(fmt.Sprintf("fault %d: on the links of %s instead of %s", i+1, aim, v), c, false)
 		}
 	}
-	if cur.Anchor != nil {
-		c := cur.clone()
+	if st.cur.Anchor != nil {
+		c := st.cur.clone()
 		c.Anchor = nil
 		for i := range c.Events {
 			if c.Events[i].Target == "trigger" {
 				c.Events[i].Target = "holder"
 			}
 		}
-		try("anchor on a grant instead of "+cur.Anchor.String(), c, false)
+		st.try("anchor on a grant instead of "+st.cur.Anchor.String(), c, false)
 	}
-	// 3. Each fault's parameters: a weaker kind, half as long, at once.
-	for i := 0; i < len(cur.Events); i++ {
-		if w, ok := weaker[cur.Events[i].Fault]; ok {
-			c := cur.clone()
-			c.Events[i] = weaken(c.Events[i], w, cur.TTL)
-			try(fmt.Sprintf("fault %d: %s instead of %s", i+1, w, cur.Events[i].Fault), c, false)
+}
+
+// weakenFaults is the third step, each fault's parameters: a weaker kind,
+// half as long, at once.
+func (st *shrinking) weakenFaults() {
+	for i := 0; i < len(st.cur.Events); i++ {
+		if w, ok := weaker[st.cur.Events[i].Fault]; ok {
+			c := st.cur.clone()
+			c.Events[i] = weaken(c.Events[i], w, st.cur.TTL)
+			st.try(fmt.Sprintf("fault %d: %s instead of %s", i+1, w, st.cur.Events[i].Fault), c, false)
 		}
-		for cur.Events[i].Dur >= 200*time.Millisecond {
-			c := cur.clone()
+		for st.cur.Events[i].Dur >= 200*time.Millisecond {
+			c := st.cur.clone()
 			c.Events[i].Dur = (c.Events[i].Dur / 2).Round(time.Millisecond)
-			if !try(fmt.Sprintf("fault %d: %v long instead of %v", i+1, c.Events[i].Dur, cur.Events[i].Dur), c, false) {
+			if !st.try(fmt.Sprintf("fault %d: %v long instead of %v", i+1, c.Events[i].Dur, st.cur.Events[i].Dur), c, false) {
 				break
 			}
 		}
-		if cur.Events[i].At > 0 {
-			c := cur.clone()
+		if st.cur.Events[i].At > 0 {
+			c := st.cur.clone()
 			c.Events[i].At = 0
-			try(fmt.Sprintf("fault %d: at once instead of at +%v", i+1, cur.Events[i].At), c, false)
+			st.try(fmt.Sprintf("fault %d: at once instead of at +%v", i+1, st.cur.Events[i].At), c, false)
 		}
 	}
-	// 4. The workload, then the cycles (fewer cycles must fail every try:
-	// they are what makes one run reproduce).
+}
+
+// cutWorkload is the last step, the workload, then the cycles (fewer cycles
+// must fail every try: they are what makes one run reproduce).
+func (st *shrinking) cutWorkload() {
 	for _, w := range workloadCuts {
-		c := cur.clone()
+		c := st.cur.clone()
 		if w.cut(&c.Workload) {
-			try("workload: "+w.what, c, false)
+			st.try("workload: "+w.what, c, false)
 		}
 	}
-	if cur.Cycles > 1 {
-		c := cur.clone()
+	if st.cur.Cycles > 1 {
+		c := st.cur.clone()
 		c.Cycles = 1
-		try("1 cycle instead of "+fmt.Sprint(cur.Cycles), c, true)
+		st.try("1 cycle instead of "+fmt.Sprint(st.cur.Cycles), c, true)
 	}
-	sh.logf("minimal (%d faults, was %d): %d runs for %d candidates", len(cur.Events), len(orig.Events), sh.runs, sh.n)
-	return cur, dir, false
 }
 
 // split cuts n items into k chunks: [from, to) pairs.

@@ -89,44 +89,9 @@ func (p *RequestParser) step(b []byte) (int, *Command, error) {
 		}
 		return 0, nil, nil
 	case reqCount:
-		k, line, err := p.header(b)
-		if err != nil || line == nil {
-			return k, nil, err
-		}
-		count, err := parseInt(line[1:])
-		switch {
-		case err != nil:
-			return k, nil, fmt.Errorf("argument count: %w", err)
-		case count <= 0:
-			p.state = reqStart // an empty command: no reply
-		case count > MaxArgs:
-			return k, nil, fmt.Errorf("argument count %d over %d", count, MaxArgs)
-		default:
-			p.argc, p.left, p.state = int(count), int(count), reqBulkHeader
-			p.line.reset(MaxHeaderLen, MaxHeaderLen)
-		}
-		return k, nil, nil
+		return p.count(b)
 	case reqBulkHeader:
-		k, line, err := p.header(b)
-		if err != nil || line == nil {
-			return k, nil, err
-		}
-		if line[0] != '$' {
-			return k, nil, fmt.Errorf("argument %d: expected '$', got %q", p.argc-p.left, line[0])
-		}
-		size, err := parseInt(line[1:])
-		switch {
-		case err != nil:
-			return k, nil, fmt.Errorf("argument %d length: %w", p.argc-p.left, err)
-		case size < 0 || size > MaxBulkLen:
-			return k, nil, fmt.Errorf("argument %d length %d (allowed: 0 to %d)", p.argc-p.left, size, MaxBulkLen)
-		}
-		p.startArg(p.argc - p.left)
-		p.bulk, p.state = size, reqBulkBody
-		if size == 0 {
-			p.crlf, p.state = 2, reqBulkEnd
-		}
-		return k, nil, nil
+		return p.bulkHeader(b)
 	case reqBulkBody:
 		m := int(min(int64(len(b)), p.bulk))
 		p.takeArg(b[:m])
@@ -135,46 +100,101 @@ func (p *RequestParser) step(b []byte) (int, *Command, error) {
 		}
 		return m, nil, nil
 	case reqBulkEnd:
-		if want := "\r\n"[2-p.crlf]; b[0] != want {
-			return 0, nil, fmt.Errorf("argument %d not ended by \"\\r\\n\"", p.argc-p.left)
-		}
-		if p.crlf--; p.crlf > 0 {
-			return 1, nil, nil
-		}
-		p.endArg(p.argc - p.left)
-		if p.left--; p.left > 0 {
-			p.state = reqBulkHeader
-			p.line.reset(MaxHeaderLen, MaxHeaderLen)
-			return 1, nil, nil
-		}
-		p.state = reqStart
-		return 1, p.command(false), nil
+		return p.bulkEnd(b)
 	case reqInline:
-		k, ended, err := p.line.read(b)
-		if err != nil || !ended {
-			return k, nil, err
-		}
-		line, _, err := p.line.text(true)
-		if err != nil {
-			return k, nil, err
-		}
-		words, err := splitInline(line)
-		if err != nil {
-			return k, nil, err
-		}
-		p.state = reqStart
-		if len(words) == 0 {
-			return k, nil, nil // a blank line: no reply
-		}
-		p.argc = len(words)
-		for i, w := range words {
-			p.startArg(i)
-			p.takeArg(w)
-			p.endArg(i)
-		}
-		return k, p.command(true), nil
+		return p.inline(b)
 	}
 	return 0, nil, errors.New("request parser in an unknown state")
+}
+
+// count reads the argument count line (*N).
+func (p *RequestParser) count(b []byte) (int, *Command, error) {
+	k, line, err := p.header(b)
+	if err != nil || line == nil {
+		return k, nil, err
+	}
+	count, err := parseInt(line[1:])
+	switch {
+	case err != nil:
+		return k, nil, fmt.Errorf("argument count: %w", err)
+	case count <= 0:
+		p.state = reqStart // an empty command: no reply
+	case count > MaxArgs:
+		return k, nil, fmt.Errorf("argument count %d over %d", count, MaxArgs)
+	default:
+		p.argc, p.left, p.state = int(count), int(count), reqBulkHeader
+		p.line.reset(MaxHeaderLen, MaxHeaderLen)
+	}
+	return k, nil, nil
+}
+
+// bulkHeader reads an argument's length line ($N).
+func (p *RequestParser) bulkHeader(b []byte) (int, *Command, error) {
+	k, line, err := p.header(b)
+	if err != nil || line == nil {
+		return k, nil, err
+	}
+	if line[0] != '$' {
+		return k, nil, fmt.Errorf("argument %d: expected '$', got %q", p.argc-p.left, line[0])
+	}
+	size, err := parseInt(line[1:])
+	switch {
+	case err != nil:
+		return k, nil, fmt.Errorf("argument %d length: %w", p.argc-p.left, err)
+	case size < 0 || size > MaxBulkLen:
+		return k, nil, fmt.Errorf("argument %d length %d (allowed: 0 to %d)", p.argc-p.left, size, MaxBulkLen)
+	}
+	p.startArg(p.argc - p.left)
+	p.bulk, p.state = size, reqBulkBody
+	if size == 0 {
+		p.crlf, p.state = 2, reqBulkEnd
+	}
+	return k, nil, nil
+}
+
+// bulkEnd reads the CRLF that ends an argument, and returns the command after its last.
+func (p *RequestParser) bulkEnd(b []byte) (int, *Command, error) {
+	if want := "\r\n"[2-p.crlf]; b[0] != want {
+		return 0, nil, fmt.Errorf("argument %d not ended by \"\\r\\n\"", p.argc-p.left)
+	}
+	if p.crlf--; p.crlf > 0 {
+		return 1, nil, nil
+	}
+	p.endArg(p.argc - p.left)
+	if p.left--; p.left > 0 {
+		p.state = reqBulkHeader
+		p.line.reset(MaxHeaderLen, MaxHeaderLen)
+		return 1, nil, nil
+	}
+	p.state = reqStart
+	return 1, p.command(false), nil
+}
+
+// inline reads an inline command (words on one line).
+func (p *RequestParser) inline(b []byte) (int, *Command, error) {
+	k, ended, err := p.line.read(b)
+	if err != nil || !ended {
+		return k, nil, err
+	}
+	line, _, err := p.line.text(true)
+	if err != nil {
+		return k, nil, err
+	}
+	words, err := splitInline(line)
+	if err != nil {
+		return k, nil, err
+	}
+	p.state = reqStart
+	if len(words) == 0 {
+		return k, nil, nil // a blank line: no reply
+	}
+	p.argc = len(words)
+	for i, w := range words {
+		p.startArg(i)
+		p.takeArg(w)
+		p.endArg(i)
+	}
+	return k, p.command(true), nil
 }
 
 // header reads a length or count line and returns it once whole (nil

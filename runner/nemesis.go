@@ -196,81 +196,97 @@ func (nem *nemesis) step(ctx context.Context, st scenarios.Step, act *[]active) 
 	case st.Await == scenarios.AwaitCommand:
 		return nem.r.awaitCommand(ctx, st, nem.awaiting)
 	case st.Await != "":
-		select {
-		case <-nem.awaiting:
-			return nil
-		case <-time.After(st.Within.D()):
-			// Nothing happened for the whole wait: a result about the
-			// lock (it refused to grant while the fault lasted), not a
-			// harness failure.
-			who := ""
-			if st.By != "" {
-				who = " by " + st.By
-			}
-			nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteUnavailable, Cycle: nem.r.currentCycle(),
-				DurationMs: st.Within.D().Milliseconds(),
-				Detail:     fmt.Sprintf("no %s%s within %v (%s:%d, %s); the rest of the cycle was skipped", st.Await, who, st.Within.D(), nem.r.sc.File, st.Line, st.String())})
-			fmt.Fprintf(nem.r.log, "cycle %d: no %s%s within %v: unavailable\n", nem.r.currentCycle(), st.Await, who, st.Within.D())
-			return errCycleOver
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return nem.awaitEvent(ctx, st)
 	case st.Heal != "":
 		return nem.heal(ctx, st.Heal, act)
 	case st.Fault != "":
-		f, _, err := faults.Get(st.Fault)
-		if err != nil {
-			return err
-		}
-		target := st.Target
-		if target == lockfault.TargetTrigger {
-			// The history names the client whose command fired.
-			target = nem.r.taps.trigger()
-		}
-		target, params := nem.pinHolder(st.Fault, target, st.Params)
-		check := faults.Prove(ctx, st.Fault, env{nem.r}, target, faults.Params(params))
-		e := nem.r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: nem.r.currentCycle(), Detail: st.String()})
-		h, err := f.Inject(ctx, env{nem.r}, target, faults.Params(params))
-		if err != nil {
-			nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
-			if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
-				// The target did not exist when the step ran (nobody held
-				// the lock, or every client it names had crashed and was
-				// not back yet), or the fault cannot act on it (a node
-				// clock fault on an etcd node): the fault attacked
-				// nothing. A finding, not a harness failure.
-				nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Fault: st.Fault, Target: target, Cycle: e.Cycle,
-					Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", nem.r.sc.File, st.Line, st.String(), err)})
-				return errCycleOver
-			}
-			return err
-		}
-		checked := time.Now()
-		if h == nil {
-			nem.recordEffect(ctx, st, target, e.Cycle, check)
-			nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
-			return nil
-		}
-		if nem.afterCommand {
-			// The await: command just before holds a message until now.
-			// (Not otherwise: the trigger of an await: command right
-			// after this step is armed already, and would be disarmed.)
-			nem.r.taps.releaseHeld()
-		}
-		*act = append(*act, active{name: st.Fault, target: target, heal: h})
-		// After the release: the check's own time (a drift measured over
-		// a window) must not lengthen a hold.
-		(*act)[len(*act)-1].during = nem.recordEffect(ctx, st, target, e.Cycle, check)
-		if st.For > 0 {
-			// The check's own time counts towards the fault's duration.
-			if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
-				return err
-			}
-			return nem.heal(ctx, st.Fault, act)
-		}
-		return nil
+		return nem.inject(ctx, st, act)
 	}
 	return fmt.Errorf("empty step")
+}
+
+// awaitEvent waits for an await step's workload event (registered before
+// the step before it ran) for at most the step's within; nothing within
+// it is a finding about the lock (unavailable) that ends the cycle.
+func (nem *nemesis) awaitEvent(ctx context.Context, st scenarios.Step) error {
+	select {
+	case <-nem.awaiting:
+		return nil
+	case <-time.After(st.Within.D()):
+		// Nothing happened for the whole wait: a result about the
+		// lock (it refused to grant while the fault lasted), not a
+		// harness failure.
+		who := ""
+		if st.By != "" {
+			who = " by " + st.By
+		}
+		nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteUnavailable, Cycle: nem.r.currentCycle(),
+			DurationMs: st.Within.D().Milliseconds(),
+			Detail:     fmt.Sprintf("no %s%s within %v (%s:%d, %s); the rest of the cycle was skipped", st.Await, who, st.Within.D(), nem.r.sc.File, st.Line, st.String())})
+		fmt.Fprintf(nem.r.log, "cycle %d: no %s%s within %v: unavailable\n", nem.r.currentCycle(), st.Await, who, st.Within.D())
+		return errCycleOver
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// inject applies a fault step: it resolves the target (the trigger's
+// client, the holder pinned now), starts the effect check, injects, and
+// keeps the heal among the active faults, healing after the step's for.
+// A target that did not exist is a finding (not exercised) that ends the
+// cycle.
+func (nem *nemesis) inject(ctx context.Context, st scenarios.Step, act *[]active) error {
+	f, _, err := faults.Get(st.Fault)
+	if err != nil {
+		return err
+	}
+	target := st.Target
+	if target == lockfault.TargetTrigger {
+		// The history names the client whose command fired.
+		target = nem.r.taps.trigger()
+	}
+	target, params := nem.pinHolder(st.Fault, target, st.Params)
+	check := faults.Prove(ctx, st.Fault, env{nem.r}, target, faults.Params(params))
+	e := nem.r.hist.Append(history.Event{Kind: history.FaultStart, Fault: st.Fault, Target: target, Cycle: nem.r.currentCycle(), Detail: st.String()})
+	h, err := f.Inject(ctx, env{nem.r}, target, faults.Params(params))
+	if err != nil {
+		nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle, Error: err.Error()})
+		if errors.Is(err, errNoHolder) || errors.Is(err, faults.ErrClientGone) || errors.Is(err, faults.ErrNotReachable) {
+			// The target did not exist when the step ran (nobody held
+			// the lock, or every client it names had crashed and was
+			// not back yet), or the fault cannot act on it (a node
+			// clock fault on an etcd node): the fault attacked
+			// nothing. A finding, not a harness failure.
+			nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Fault: st.Fault, Target: target, Cycle: e.Cycle,
+				Detail: fmt.Sprintf("%s:%d: %s: %v; the rest of the cycle was skipped", nem.r.sc.File, st.Line, st.String(), err)})
+			return errCycleOver
+		}
+		return err
+	}
+	checked := time.Now()
+	if h == nil {
+		nem.recordEffect(ctx, st, target, e.Cycle, check)
+		nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
+		return nil
+	}
+	if nem.afterCommand {
+		// The await: command just before holds a message until now.
+		// (Not otherwise: the trigger of an await: command right
+		// after this step is armed already, and would be disarmed.)
+		nem.r.taps.releaseHeld()
+	}
+	*act = append(*act, active{name: st.Fault, target: target, heal: h})
+	// After the release: the check's own time (a drift measured over
+	// a window) must not lengthen a hold.
+	(*act)[len(*act)-1].during = nem.recordEffect(ctx, st, target, e.Cycle, check)
+	if st.For > 0 {
+		// The check's own time counts towards the fault's duration.
+		if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
+			return err
+		}
+		return nem.heal(ctx, st.Fault, act)
+	}
+	return nil
 }
 
 // recordEffect runs a step's effect check (if its fault has one) and notes

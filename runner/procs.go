@@ -403,36 +403,7 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 	}
 	switch m.Type {
 	case "reply":
-		p.mu.Lock()
-		op, ok := p.pending[m.Op]
-		p.mu.Unlock()
-		r.mu.Lock()
-		issued := m.Op > 0 && m.Op <= r.opID
-		r.mu.Unlock()
-		if !ok && !issued {
-			p.fault(line, b, fmt.Errorf("reply to op %d, which was never sent", m.Op))
-			return
-		}
-		if !ok {
-			// The harness gave up on this op (timeout or interrupt) and
-			// recorded it as info; the late answer is only noted.
-			r.hist.Append(history.Event{Kind: history.Note, Op: "late-reply", Process: p.name, OpID: m.Op, Detail: m.Status})
-			return
-		}
-		if err := checkReply(op.cmd, m); err != nil {
-			p.fault(line, b, err)
-			return
-		}
-		if op.cmd.Cmd == "acquire" && m.Status == worker.StatusOK {
-			p.mu.Lock()
-			p.granted[op.cmd.Lease] = true
-			p.mu.Unlock()
-		}
-		select {
-		case op.ch <- m:
-		default:
-			p.fault(line, b, fmt.Errorf("a second reply to op %d", m.Op))
-		}
+		p.reply(line, b, m)
 	case "ready":
 		p.fault(line, b, fmt.Errorf("ready after ready"))
 	case "renew":
@@ -458,34 +429,79 @@ func (p *proc) dispatch(line int, b []byte, m worker.Message) {
 	case worker.TypeClock:
 		p.clockAnswer(line, b, m)
 	case "error":
-		if m.Op != 0 {
-			p.mu.Lock()
-			op, ok := p.pending[m.Op]
-			p.mu.Unlock()
-			if ok {
-				select {
-				case op.ch <- worker.Message{Type: "reply", Op: m.Op, Status: worker.StatusFail, Error: m.Error, Code: m.Code}:
-				default:
-					p.fault(line, b, fmt.Errorf("an error for op %d, which already has its reply", m.Op))
-				}
-				return
-			}
-		}
-		if m.Code == worker.CodeNotSupported {
-			// A failpoint the worker cannot hit, a clock it does not have:
-			// the step did not happen. Disarming a failpoint it cannot hit
-			// is no loss.
-			switch {
-			case m.Name != "" && m.Action == "off":
-			case m.Name != "":
-				r.notExercised(p, "failpoint "+m.Name+" "+m.Action+": "+m.Error)
+		p.refusal(line, b, m)
+	}
+}
+
+// reply hands a reply to the call waiting for it; a reply to an op never
+// sent, or a second one, is a protocol fault, and a late one (the harness
+// gave up on the op) is noted.
+func (p *proc) reply(line int, b []byte, m worker.Message) {
+	r := p.r
+	p.mu.Lock()
+	op, ok := p.pending[m.Op]
+	p.mu.Unlock()
+	r.mu.Lock()
+	issued := m.Op > 0 && m.Op <= r.opID
+	r.mu.Unlock()
+	if !ok && !issued {
+		p.fault(line, b, fmt.Errorf("reply to op %d, which was never sent", m.Op))
+		return
+	}
+	if !ok {
+		// The harness gave up on this op (timeout or interrupt) and
+		// recorded it as info; the late answer is only noted.
+		r.hist.Append(history.Event{Kind: history.Note, Op: "late-reply", Process: p.name, OpID: m.Op, Detail: m.Status})
+		return
+	}
+	if err := checkReply(op.cmd, m); err != nil {
+		p.fault(line, b, err)
+		return
+	}
+	if op.cmd.Cmd == "acquire" && m.Status == worker.StatusOK {
+		p.mu.Lock()
+		p.granted[op.cmd.Lease] = true
+		p.mu.Unlock()
+	}
+	select {
+	case op.ch <- m:
+	default:
+		p.fault(line, b, fmt.Errorf("a second reply to op %d", m.Op))
+	}
+}
+
+// refusal handles an error message: the failed reply of a pending op, a
+// step the worker cannot do (not exercised), or else a refused command,
+// which ends the run.
+func (p *proc) refusal(line int, b []byte, m worker.Message) {
+	r := p.r
+	if m.Op != 0 {
+		p.mu.Lock()
+		op, ok := p.pending[m.Op]
+		p.mu.Unlock()
+		if ok {
+			select {
+			case op.ch <- worker.Message{Type: "reply", Op: m.Op, Status: worker.StatusFail, Error: m.Error, Code: m.Code}:
 			default:
-				r.notExercised(p, m.Error)
+				p.fault(line, b, fmt.Errorf("an error for op %d, which already has its reply", m.Op))
 			}
 			return
 		}
-		r.protocolError(fmt.Sprintf("%s refused a command: %s%s", p.label, m.Error, codeNote(m.Code)))
 	}
+	if m.Code == worker.CodeNotSupported {
+		// A failpoint the worker cannot hit, a clock it does not have:
+		// the step did not happen. Disarming a failpoint it cannot hit
+		// is no loss.
+		switch {
+		case m.Name != "" && m.Action == "off":
+		case m.Name != "":
+			r.notExercised(p, "failpoint "+m.Name+" "+m.Action+": "+m.Error)
+		default:
+			r.notExercised(p, m.Error)
+		}
+		return
+	}
+	r.protocolError(fmt.Sprintf("%s refused a command: %s%s", p.label, m.Error, codeNote(m.Code)))
 }
 
 // bound counts a message against the worker's rate bounds.

@@ -136,37 +136,53 @@ func (s *Scenario) validateStep(i int) error {
 		}
 	}
 	if st.Heal != "" && st.Heal != "all" {
-		// A heal names a fault injected by an earlier step of the cycle
-		// that is still active (no `for`): anything else heals nothing.
-		var open []string
-		for _, p := range s.Nemesis.Steps[:i] {
-			if p.Fault != "" && p.For == 0 {
-				open = append(open, p.Fault)
-			}
-			if p.Heal == "all" {
-				open = nil
-			}
-		}
-		if !slices.Contains(open, st.Heal) {
-			return s.ErrAt(path+".heal", "%q heals nothing: no earlier step of this cycle injects it without `for` (allowed: all%s)", st.Heal, prefixEach(", ", open))
+		if err := s.validateHeal(i); err != nil {
+			return err
 		}
 	}
 	if st.Await != "" {
-		switch st.Await {
-		case "grant", "read", "write", "renew", AwaitCommand:
-		case "in-sync":
-			if s.Topology.Kind != "replicated" && s.Topology.Kind != "cluster" {
-				return s.ErrAt(path+".await", "in-sync needs a replicated or cluster topology, not %s", s.Topology.Kind)
-			}
-			if st.By != "" {
-				return s.ErrAt(path+".by", "in-sync waits for the replicas, not for a client")
-			}
-		default:
-			return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write, renew, in-sync)", st.Await)
+		return s.validateAwait(path, st)
+	}
+	return nil
+}
+
+// validateHeal checks that step i heals a fault injected by an earlier
+// step of the cycle that is still active (no `for`): anything else heals
+// nothing.
+func (s *Scenario) validateHeal(i int) error {
+	st := &s.Nemesis.Steps[i]
+	var open []string
+	for _, p := range s.Nemesis.Steps[:i] {
+		if p.Fault != "" && p.For == 0 {
+			open = append(open, p.Fault)
 		}
-		if st.Within == 0 {
-			st.Within = Duration(30 * time.Second)
+		if p.Heal == "all" {
+			open = nil
 		}
+	}
+	if !slices.Contains(open, st.Heal) {
+		return s.ErrAt(fmt.Sprintf("nemesis.steps.%d.heal", i), "%q heals nothing: no earlier step of this cycle injects it without `for` (allowed: all%s)", st.Heal, prefixEach(", ", open))
+	}
+	return nil
+}
+
+// validateAwait checks an await step's event against the topology, and
+// gives it the default within (30 s).
+func (s *Scenario) validateAwait(path string, st *Step) error {
+	switch st.Await {
+	case "grant", "read", "write", "renew", AwaitCommand:
+	case "in-sync":
+		if s.Topology.Kind != "replicated" && s.Topology.Kind != "cluster" {
+			return s.ErrAt(path+".await", "in-sync needs a replicated or cluster topology, not %s", s.Topology.Kind)
+		}
+		if st.By != "" {
+			return s.ErrAt(path+".by", "in-sync waits for the replicas, not for a client")
+		}
+	default:
+		return s.ErrAt(path+".await", "%q is not allowed (allowed: grant, read, write, renew, in-sync)", st.Await)
+	}
+	if st.Within == 0 {
+		st.Within = Duration(30 * time.Second)
 	}
 	return nil
 }

@@ -88,6 +88,20 @@ func init() {
 		Explanation: "fencing tokens keep increasing across a restart of every node"})
 	register(Property{Name: "extend/partition", Broken: "broken-swallow-extend-error", Correct: "broken-correct", Scenario: "extend-partition", Requires: lockimpl.CapExtend,
 		Explanation: "an extend that cannot reach the servers does not succeed"})
+	registerRenewals()
+	register(Property{Name: "cluster/slot-migration", Broken: "broken-cluster-no-redirect", Correct: "single-cluster", Scenario: "cluster-slot-migration", Needs: []lockfault.Needs{lockfault.NeedsCluster},
+		Explanation: "a held lock survives a migration of its key's slot: nobody else acquires while it is held, and the holder's release, sent while the key moves, frees it at once"})
+	register(Property{Name: "cluster/minority-grant", Broken: "single-cluster", Correct: "cluster-capped-validity", Scenario: "cluster-minority-grant", Needs: []lockfault.Needs{lockfault.NeedsCluster},
+		Explanation: "a grant from a master cut off in a minority is not trusted past the node timeout: its validity ends before the majority can fail that master over and grant the lock again"})
+	register(Property{Name: "extend/majority-restart", Broken: "broken-extend-any-master", Correct: "redlock", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
+		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
+	register(Property{Name: "extend/minority-down", Broken: "broken-extend-every-master", Correct: "redlock", Scenario: "extend-minority-down", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
+		Explanation: "with a minority of the masters down, a holder's extends still succeed: the lock stays with its holder"})
+}
+
+// registerRenewals registers the properties of a lock that renews its own
+// lease (a watchdog), in their place among init's.
+func registerRenewals() {
 	register(renewal("renewal/keeps-live-holder", "broken-no-renewal", "redisson",
 		"the lock's renewals keep a live holder's short lease through a long critical section, and stop when it dies"))
 	register(renewal("renewal/fails-while-valid", "broken-renew-on-error", "watchdog",
@@ -100,12 +114,4 @@ func init() {
 		"a holder whose renewals time out on a paused server, while its key expires there, stops believing it holds the lock before the key expires")
 	nodePaused.Options["lease"] = "3s" // longer than the client's 500 ms read timeout: a renewal times out well within its lease
 	register(nodePaused)
-	register(Property{Name: "cluster/slot-migration", Broken: "broken-cluster-no-redirect", Correct: "single-cluster", Scenario: "cluster-slot-migration", Needs: []lockfault.Needs{lockfault.NeedsCluster},
-		Explanation: "a held lock survives a migration of its key's slot: nobody else acquires while it is held, and the holder's release, sent while the key moves, frees it at once"})
-	register(Property{Name: "cluster/minority-grant", Broken: "single-cluster", Correct: "cluster-capped-validity", Scenario: "cluster-minority-grant", Needs: []lockfault.Needs{lockfault.NeedsCluster},
-		Explanation: "a grant from a master cut off in a minority is not trusted past the node timeout: its validity ends before the majority can fail that master over and grant the lock again"})
-	register(Property{Name: "extend/majority-restart", Broken: "broken-extend-any-master", Correct: "redlock", Scenario: "extend-majority-restart", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
-		Explanation: "an extend succeeds only where a majority of the masters still held the lock"})
-	register(Property{Name: "extend/minority-down", Broken: "broken-extend-every-master", Correct: "redlock", Scenario: "extend-minority-down", Requires: lockimpl.CapExtend, Needs: []lockfault.Needs{lockfault.NeedsMasters},
-		Explanation: "with a minority of the masters down, a holder's extends still succeed: the lock stays with its holder"})
 }

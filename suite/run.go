@@ -262,22 +262,11 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 		return nil, "", err
 	}
 	opt = opt.WithDefaults()
-	apply, notClaimed, err := Select(subj.Info, opt.Only, opt.Skip)
+	apply, notClaimed, err := applicable(subj, opt)
 	if err != nil {
 		return nil, "", err
 	}
-	apply = slices.DeleteFunc(apply, func(p Property) bool {
-		ok, why := p.AppliesTo(subj)
-		if !ok {
-			notClaimed[p.Name] = why
-		}
-		return !ok
-	})
-	c := &card.Card{Lock: subj.Label(), Needs: string(subj.Info.Needs), Caps: subj.Info.Caps, Version: subj.Info.Version,
-		Backend: string(opt.Run.Backend), RunID: runner.NewRunID(), Started: time.Now(), Worker: subj.Worker()}
-	if subj.Shipped {
-		c.Worker = ""
-	}
+	c := newCard(subj, opt)
 	dir := filepath.Join(opt.Run.ReportsDir, "suite", pathSafe(subj.Label()), c.RunID)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, "", err
@@ -345,6 +334,35 @@ func Run(ctx context.Context, subj runner.Subject, opt Options, progress func(do
 		return c, dir, err
 	}
 	return c, dir, nil
+}
+
+// applicable splits the properties the options select into those that
+// apply to subj and those it does not claim (with the reason).
+func applicable(subj runner.Subject, opt Options) (apply []Property, notClaimed map[string]string, err error) {
+	apply, notClaimed, err = Select(subj.Info, opt.Only, opt.Skip)
+	if err != nil {
+		return nil, nil, err
+	}
+	apply = slices.DeleteFunc(apply, func(p Property) bool {
+		ok, why := p.AppliesTo(subj)
+		if !ok {
+			notClaimed[p.Name] = why
+		}
+		return !ok
+	})
+	return apply, notClaimed, nil
+}
+
+// newCard is subj's card before its rows: the lock, its capabilities and
+// version, the backend, a new run id, the start, and the worker (none for a
+// shipped lock).
+func newCard(subj runner.Subject, opt Options) *card.Card {
+	c := &card.Card{Lock: subj.Label(), Needs: string(subj.Info.Needs), Caps: subj.Info.Caps, Version: subj.Info.Version,
+		Backend: string(opt.Run.Backend), RunID: runner.NewRunID(), Started: time.Now(), Worker: subj.Worker()}
+	if subj.Shipped {
+		c.Worker = ""
+	}
+	return c
 }
 
 // usedBackend is the backend "auto" picked, as the runs recorded it.

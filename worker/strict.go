@@ -247,12 +247,6 @@ func validate(c Command, vals map[string]json.RawMessage) *LineError {
 			return malformed("field %s: empty (leave the key out)", k)
 		}
 	}
-	inRange := func(field string, v, lo, hi int64) *LineError {
-		if v < lo || v > hi {
-			return malformed("field %s: %d is out of range (allowed: %d to %d)", field, v, lo, hi)
-		}
-		return nil
-	}
 	switch c.Cmd {
 	case "init":
 		if c.Client == "" {
@@ -280,45 +274,65 @@ func validate(c Command, vals map[string]json.RawMessage) *LineError {
 			return inRange("ttl_ms", c.TTLMs, 1, MaxTTLMs)
 		}
 	case "failpoint":
-		if c.Name == "" {
-			return malformed("field name: a failpoint needs a name")
-		}
-		switch c.Action {
-		case "crash", "sleep", "stop", "off":
-		default:
-			return malformed("field action: %.100q is not allowed (allowed: crash, sleep, stop, off)", c.Action)
-		}
-		if e := inRange("count", int64(c.Count), 0, MaxFailpointCount); e != nil {
-			return e
-		}
-		return inRange("ms", c.Ms, 0, MaxFailpointMs)
+		return validateFailpoint(c)
 	case "clock":
 		return inRange("offset_ms", c.OffsetMs, -MaxOffsetMs, MaxOffsetMs)
 	case "round":
-		for k, v := range map[string]int64{"op_cs": c.OpCS, "op_release": c.OpRelease} {
-			if v < 1 || v > MaxOp || v == c.Op {
-				return malformed("field %s: round needs a third op id from 1 to %d, other than op", k, int64(MaxOp))
-			}
-		}
-		if c.OpCS == c.OpRelease {
-			return malformed("field op_release: round needs op, op_cs and op_release all different")
-		}
-		if c.Key == "" || c.Lease == "" {
-			return malformed("field key: round needs the key and the lease")
-		}
-		if e := inRange("ttl_ms", c.TTLMs, 1, MaxTTLMs); e != nil {
-			return e
-		}
-		if e := inRange("wait_ms", c.WaitMs, 0, MaxWaitMs); e != nil {
-			return e
-		}
-		return inRange("hold_ms", c.HoldMs, 0, MaxHoldMs)
+		return validateRound(c)
 	case "endpoints":
 		if !has("endpoints") {
 			return malformed("field endpoints: missing")
 		}
 	}
 	return nil
+}
+
+// inRange refuses a numeric field outside [lo, hi].
+func inRange(field string, v, lo, hi int64) *LineError {
+	if v < lo || v > hi {
+		return malformed("field %s: %d is out of range (allowed: %d to %d)", field, v, lo, hi)
+	}
+	return nil
+}
+
+// validateFailpoint checks a failpoint command: a name, a known action,
+// and its count and ms within their bounds.
+func validateFailpoint(c Command) *LineError {
+	if c.Name == "" {
+		return malformed("field name: a failpoint needs a name")
+	}
+	switch c.Action {
+	case "crash", "sleep", "stop", "off":
+	default:
+		return malformed("field action: %.100q is not allowed (allowed: crash, sleep, stop, off)", c.Action)
+	}
+	if e := inRange("count", int64(c.Count), 0, MaxFailpointCount); e != nil {
+		return e
+	}
+	return inRange("ms", c.Ms, 0, MaxFailpointMs)
+}
+
+// validateRound checks a round command: three different op ids, the key
+// and the lease, and its ttl, wait and hold within their bounds.
+func validateRound(c Command) *LineError {
+	for k, v := range map[string]int64{"op_cs": c.OpCS, "op_release": c.OpRelease} {
+		if v < 1 || v > MaxOp || v == c.Op {
+			return malformed("field %s: round needs a third op id from 1 to %d, other than op", k, int64(MaxOp))
+		}
+	}
+	if c.OpCS == c.OpRelease {
+		return malformed("field op_release: round needs op, op_cs and op_release all different")
+	}
+	if c.Key == "" || c.Lease == "" {
+		return malformed("field key: round needs the key and the lease")
+	}
+	if e := inRange("ttl_ms", c.TTLMs, 1, MaxTTLMs); e != nil {
+		return e
+	}
+	if e := inRange("wait_ms", c.WaitMs, 0, MaxWaitMs); e != nil {
+		return e
+	}
+	return inRange("hold_ms", c.HoldMs, 0, MaxHoldMs)
 }
 
 // DecodeMessage decodes and validates one message line from a worker (the

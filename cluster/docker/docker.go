@@ -94,31 +94,8 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 	if runID == "" {
 		return nil, errors.New("docker: empty run id")
 	}
-	if err := disableRyuk(); err != nil {
-		return nil, err
-	}
-	quietTestcontainers()
-	provider, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
+	cli, remote, err := connect(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("docker: %w", err)
-	}
-	if !provider.Config().RyukDisabled {
-		provider.Close()
-		return nil, errors.New("docker: testcontainers' reaper (Ryuk) is enabled but its image can't be pulled; set TESTCONTAINERS_RYUK_DISABLED=true")
-	}
-	cli := provider.Client()
-	remote, err := remoteDaemon(cli.DaemonHost())
-	if err != nil {
-		provider.Close()
-		return nil, err
-	}
-	if remote {
-		err = ensureRemoteImage(ctx, cli)
-	} else {
-		err = EnsureImage(ctx)
-	}
-	if err != nil {
-		provider.Close()
 		return nil, err
 	}
 	suffix := make([]byte, 3)
@@ -143,28 +120,8 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 			return nil, err
 		}
 	}
-	d.netName = d.prefix
-	res, err := d.cli.NetworkCreate(ctx, d.netName, client.NetworkCreateOptions{
-		Driver: "bridge",
-		Labels: d.labels(),
-	})
-	if err != nil {
-		hint := ""
-		if strings.Contains(err.Error(), "address pool") {
-			hint = " (docker's address pools are used up: leftover networks? try `simulate clean`)"
-		}
-		return nil, fmt.Errorf("docker: create network: %w%s", err, hint)
-	}
-	d.netID = res.ID
-	ins, err := d.cli.NetworkInspect(ctx, d.netID, client.NetworkInspectOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("docker: inspect network: %w", err)
-	}
-	for _, c := range ins.Network.IPAM.Config {
-		if c.Gateway.IsValid() && c.Gateway.Is4() {
-			d.gateway = c.Gateway.String()
-			break
-		}
+	if err := d.createNetwork(ctx); err != nil {
+		return nil, err
 	}
 	if remote {
 		d.remote = &dockerRemote{d: d}
@@ -185,6 +142,70 @@ func NewDocker(ctx context.Context, runID string) (*Docker, error) {
 	ln.Close()
 	ok = true
 	return d, nil
+}
+
+// connect reaches the Docker daemon through testcontainers (its reaper
+// off: clean-up is by label), says whether the daemon is remote, and makes
+// sure the node image is there (built locally, or loaded into the remote
+// daemon).
+func connect(ctx context.Context) (cli client.APIClient, remote bool, err error) {
+	if err := disableRyuk(); err != nil {
+		return nil, false, err
+	}
+	quietTestcontainers()
+	provider, err := testcontainers.NewDockerProvider(testcontainers.WithLogger(tclog.NewNoopLogger()))
+	if err != nil {
+		return nil, false, fmt.Errorf("docker: %w", err)
+	}
+	if !provider.Config().RyukDisabled {
+		provider.Close()
+		return nil, false, errors.New("docker: testcontainers' reaper (Ryuk) is enabled but its image can't be pulled; set TESTCONTAINERS_RYUK_DISABLED=true")
+	}
+	cli = provider.Client()
+	remote, err = remoteDaemon(cli.DaemonHost())
+	if err != nil {
+		provider.Close()
+		return nil, false, err
+	}
+	if remote {
+		err = ensureRemoteImage(ctx, cli)
+	} else {
+		err = EnsureImage(ctx)
+	}
+	if err != nil {
+		provider.Close()
+		return nil, false, err
+	}
+	return cli, remote, nil
+}
+
+// createNetwork creates the run's bridge network (labelled, named for the
+// run) and finds its IPv4 gateway, where the harness's proxies listen.
+func (d *Docker) createNetwork(ctx context.Context) error {
+	d.netName = d.prefix
+	res, err := d.cli.NetworkCreate(ctx, d.netName, client.NetworkCreateOptions{
+		Driver: "bridge",
+		Labels: d.labels(),
+	})
+	if err != nil {
+		hint := ""
+		if strings.Contains(err.Error(), "address pool") {
+			hint = " (docker's address pools are used up: leftover networks? try `simulate clean`)"
+		}
+		return fmt.Errorf("docker: create network: %w%s", err, hint)
+	}
+	d.netID = res.ID
+	ins, err := d.cli.NetworkInspect(ctx, d.netID, client.NetworkInspectOptions{})
+	if err != nil {
+		return fmt.Errorf("docker: inspect network: %w", err)
+	}
+	for _, c := range ins.Network.IPAM.Config {
+		if c.Gateway.IsValid() && c.Gateway.Is4() {
+			d.gateway = c.Gateway.String()
+			break
+		}
+	}
+	return nil
 }
 
 func (d *Docker) Name() string { return "docker" }
@@ -224,6 +245,44 @@ func (d *Docker) Start(ctx context.Context, spec cluster.NodeSpec) (cluster.Node
 	if d.isClosed() {
 		return nil, errors.New("docker backend is closed")
 	}
+	n, err := d.newNode(spec)
+	if err != nil {
+		return nil, err
+	}
+	env := map[string]string{}
+	if spec.ClockShim {
+		if err := d.checkShim(ctx); err != nil {
+			return nil, err
+		}
+		env["LD_PRELOAD"] = dockerShimPath
+		env["LOCKFAULT_CLOCK_FILE"] = path.Join(n.dir, cluster.ClockFileName)
+	}
+	name := d.prefix + "-" + cluster.SafeName(spec.Name)
+	if err := d.startSandbox(ctx, n, name); err != nil {
+		return nil, err
+	}
+	if err := d.startServer(ctx, n, name, env); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	d.nodes = append(d.nodes, n)
+	d.mu.Unlock()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if err := n.ready(ctx); err != nil {
+		// Like the process backend: a node that failed to come up is not left running.
+		n.d.cli.ContainerKill(context.WithoutCancel(ctx), n.id, client.ContainerKillOptions{Signal: "KILL"})
+		return nil, err
+	}
+	if d.remote != nil {
+		return remoteNode{n}, nil
+	}
+	return n, nil
+}
+
+// newNode is a node of spec with its ports (by kind) and its data
+// directory (made here, with its config file, beside a local daemon).
+func (d *Docker) newNode(spec cluster.NodeSpec) (*dockerNode, error) {
 	n := &dockerNode{d: d, spec: spec}
 	switch spec.Kind {
 	case cluster.KindSentinel:
@@ -252,17 +311,13 @@ func (d *Docker) Start(ctx context.Context, spec cluster.NodeSpec) (cluster.Node
 			}
 		}
 	}
-	env := map[string]string{}
-	if spec.ClockShim {
-		if err := d.checkShim(ctx); err != nil {
-			return nil, err
-		}
-		env["LD_PRELOAD"] = dockerShimPath
-		env["LOCKFAULT_CLOCK_FILE"] = path.Join(n.dir, cluster.ClockFileName)
-	}
-	name := d.prefix + "-" + cluster.SafeName(spec.Name)
+	return n, nil
+}
 
-	// The sandbox: on the run network, reachable by the node's name too.
+// startSandbox starts n's sandbox, the container that holds its network
+// namespace: on the run network, reachable by the node's name too.
+func (d *Docker) startSandbox(ctx context.Context, n *dockerNode, name string) error {
+	spec := n.spec
 	sbLabels := d.labels()
 	sbLabels[labelNode] = spec.Name
 	sbLabels[labelRole] = roleSandbox
@@ -284,20 +339,25 @@ func (d *Docker) Start(ctx context.Context, spec cluster.NodeSpec) (cluster.Node
 	}
 	sb, err := d.create(ctx, sbReq)
 	if err != nil {
-		return nil, fmt.Errorf("docker: create sandbox of %s: %w", spec.Name, err)
+		return fmt.Errorf("docker: create sandbox of %s: %w", spec.Name, err)
 	}
 	n.sandbox = sb.GetContainerID()
 	if err := n.refreshAddr(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	if d.remote != nil {
 		if err := d.remote.makeDataDir(ctx, n.sandbox, spec); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	// The server, listening on the sandbox's address like the process
-	// backend's nodes listen on 127.0.0.1.
+// startServer starts n's server in its sandbox's namespace, listening on
+// the sandbox's address as the process backend's nodes listen on
+// 127.0.0.1, its data directory mounted.
+func (d *Docker) startServer(ctx context.Context, n *dockerNode, name string, env map[string]string) error {
+	spec := n.spec
 	bin, args := cluster.Command(spec, n.dir, n.ip(), n.port, n.peerPort)
 	labels := d.labels()
 	labels[labelNode] = spec.Name
@@ -327,22 +387,9 @@ func (d *Docker) Start(ctx context.Context, spec cluster.NodeSpec) (cluster.Node
 		n.id = ctr.GetContainerID()
 	}
 	if err != nil {
-		return nil, fmt.Errorf("docker: create node %s: %w", spec.Name, err)
+		return fmt.Errorf("docker: create node %s: %w", spec.Name, err)
 	}
-	d.mu.Lock()
-	d.nodes = append(d.nodes, n)
-	d.mu.Unlock()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if err := n.ready(ctx); err != nil {
-		// Like the process backend: a node that failed to come up is not left running.
-		n.d.cli.ContainerKill(context.WithoutCancel(ctx), n.id, client.ContainerKillOptions{Signal: "KILL"})
-		return nil, err
-	}
-	if d.remote != nil {
-		return remoteNode{n}, nil
-	}
-	return n, nil
+	return nil
 }
 
 func (d *Docker) isClosed() bool {

@@ -82,11 +82,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *lock != "" && ov.Variant == "" {
 		fmt.Fprintln(stdout, variantNote(*lock, sc.Name, plan))
 	}
-	opt.RunID = runner.NewRunID()
-	fmt.Fprintf(stdout, "run %s  report folder %s\n", opt.RunID, runner.ReportDir(opt, plan.Scenario, opt.RunID))
 	if !*quiet {
 		opt.Log = stderr
 	}
+	return runPlan(ctx, plan, opt, stdout, stderr)
+}
+
+// runPlan runs a prepared plan: it prints the run line (id and report
+// folder) before the run starts and the summary after, and returns the
+// run's exit code.
+func runPlan(ctx context.Context, plan *runner.Plan, opt runner.Options, stdout, stderr io.Writer) int {
+	opt.RunID = runner.NewRunID()
+	fmt.Fprintf(stdout, "run %s  report folder %s\n", opt.RunID, runner.ReportDir(opt, plan.Scenario, opt.RunID))
 	out, err := runner.Run(ctx, plan, opt)
 	if out != nil {
 		fmt.Fprintln(stdout, out.Summary)
