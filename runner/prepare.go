@@ -13,7 +13,7 @@ import (
 	"github.com/lockfault/lockfault/scenarios"
 )
 
-// Overrides are the command line's changes to a scenario.
+// Overrides are the command line's (or the suite's) changes to a scenario.
 type Overrides struct {
 	// Variant runs this variant of the scenario. Empty: the variant whose
 	// lock is the subject's, if there is one, else the base.
@@ -23,6 +23,10 @@ type Overrides struct {
 	// Seed overrides a random nemesis's seed (0: the scenario's, else the
 	// time).
 	Seed int64
+	// LockOptions are lock options the run turns on for the subject's lock
+	// where it declares them (a property's watchdog lease), over the
+	// scenario's and under the subject's own. They need a subject.
+	LockOptions map[string]string
 }
 
 // Plan is a scenario ready to run against a subject: the overrides applied
@@ -77,14 +81,14 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, subj *Subject, ov Over
 		// The scenario's lock options belong to the scenario's own lock.
 		sc.Lock.Name, sc.Lock.Options = subj.Name(), nil
 	}
-	if subj != nil && len(subj.Options) > 0 {
-		// The subject's own options (a safety option on) over the scenario's.
-		opts := maps.Clone(sc.Lock.Options)
-		if opts == nil {
-			opts = map[string]string{}
-		}
-		maps.Copy(opts, subj.Options)
-		sc.Lock.Options = opts
+	if subj == nil && len(ov.LockOptions) > 0 {
+		return nil, fmt.Errorf("lock options %v given without a subject to apply them to", sortedKeys(ov.LockOptions))
+	}
+	if subj != nil {
+		// The run's options over the scenario's: those it turns on where
+		// the lock declares them, then the subject's own (a safety option
+		// on).
+		sc.Lock.Options = mergeOptions(sc.Lock.Options, subj.Info.Declared(ov.LockOptions), subj.Options)
 	}
 	if ov.Cycles > 0 {
 		sc.Nemesis.Cycles = ov.Cycles
@@ -121,6 +125,25 @@ func Prepare(ctx context.Context, sc *scenarios.Scenario, subj *Subject, ov Over
 	}
 	plan.Scenario = sc
 	return plan, nil
+}
+
+// mergeOptions is base with each of over's maps copied over it in turn; a
+// new map when anything is copied, base itself otherwise.
+func mergeOptions(base map[string]string, over ...map[string]string) map[string]string {
+	out, cloned := base, false
+	for _, o := range over {
+		if len(o) == 0 {
+			continue
+		}
+		if !cloned {
+			out, cloned = maps.Clone(base), true
+			if out == nil {
+				out = map[string]string{}
+			}
+		}
+		maps.Copy(out, o)
+	}
+	return out
 }
 
 // checkSubject: the lock fits the topology and understands the options.

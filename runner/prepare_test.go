@@ -111,3 +111,19 @@ variants:
 		}
 	}
 }
+
+// Lock options a run turns on (a property's) apply to a subject's lock; with
+// no subject there is nothing to apply them to, and Prepare says so.
+func TestPrepareLockOptionsNeedASubject(t *testing.T) {
+	sc, err := Load("gc-pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Prepare(context.Background(), sc, nil, Overrides{LockOptions: map[string]string{"watchdog": "true"}})
+	if err == nil || !strings.Contains(err.Error(), "without a subject") {
+		t.Errorf("lock options without a subject: %v, want a refusal", err)
+	}
+	if _, err := Prepare(context.Background(), sc, nil, Overrides{}); err != nil {
+		t.Errorf("the scenario's own lock: %v", err)
+	}
+}

@@ -101,5 +101,5 @@ func RunExtra(ctx context.Context, e Extra, subj runner.Subject, opt Options) ca
 	}
 	sc := *e.Scenario
 	sc.Expect, sc.Allow = []string{checker.ClassSafe}, nil
-	return runRow(ctx, row, &sc, subj, opt)
+	return runRow(ctx, row, &sc, subj, opt, nil)
 }

@@ -144,17 +144,18 @@ func RunProperty(ctx context.Context, p Property, subj runner.Subject, opt Optio
 		row.Outcome, row.Finding = card.HarnessError, oneLine(err.Error())
 		return row
 	}
-	return runRow(ctx, row, sc, subj, opt)
+	return runRow(ctx, row, sc, subj, opt, p.Options)
 }
 
-// runRow runs a row's scenario against the subject and judges it.
-func runRow(ctx context.Context, row card.Row, sc *scenarios.Scenario, subj runner.Subject, opt Options) card.Row {
+// runRow runs a row's scenario against the subject, with the lock options
+// its property turns on (where the lock declares them), and judges it.
+func runRow(ctx context.Context, row card.Row, sc *scenarios.Scenario, subj runner.Subject, opt Options, lockOptions map[string]string) card.Row {
 	started := time.Now()
 	fail := func(err error) card.Row {
 		row.Outcome, row.Finding, row.Duration = card.HarnessError, oneLine(err.Error()), time.Since(started)
 		return row
 	}
-	ov := runner.Overrides{Cycles: opt.Cycles}
+	ov := runner.Overrides{Cycles: opt.Cycles, LockOptions: lockOptions}
 	if opt.Short && ov.Cycles == 0 {
 		ov.Cycles = (sc.Nemesis.Cycles + 1) / 2
 	}

@@ -9,7 +9,6 @@ package suite
 import (
 	"embed"
 	"fmt"
-	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -177,7 +176,10 @@ func (p Property) Load() (*scenarios.Scenario, error) {
 // that needs independent masters runs them on 3 masters, an etcd lock on an
 // etcd node (steps target clients, or nodes by role or "all", so they fit
 // every topology). A property written for another topology (replicated, for
-// failover) keeps it. The lock name is set to info.Name.
+// failover) keeps it. The scenario's lock is left as written: a default
+// that runner.Prepare, the one place that decides the lock, replaces with
+// the subject; the property's Options reach the run through Prepare too
+// (runner.Overrides.LockOptions).
 func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 	sc, err := p.Load()
 	if err != nil {
@@ -187,15 +189,6 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 		if sc, err = sc.WithVariant(VariantByCommand); err != nil {
 			return nil, err
 		}
-	}
-	if info.Name != "" {
-		sc.Lock.Name = info.Name
-	}
-	if opts := info.Declared(p.Options); opts != nil {
-		if sc.Lock.Options == nil {
-			sc.Lock.Options = map[string]string{}
-		}
-		maps.Copy(sc.Lock.Options, opts)
 	}
 	if sc.Topology.Kind == lockfault.Standalone {
 		switch info.Needs {

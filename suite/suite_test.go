@@ -62,13 +62,59 @@ func TestLoadForFitsTheTopology(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sc.Topology.Kind != kind || sc.Lock.Name != "x" {
-			t.Errorf("needs %s: topology %s lock %s, want %s and x", needs, sc.Topology.Kind, sc.Lock.Name, kind)
+		written, _ := p.Load()
+		if sc.Topology.Kind != kind || sc.Lock.Name != written.Lock.Name {
+			t.Errorf("needs %s: topology %s lock %s, want %s and the scenario's own lock %s (a default only Prepare replaces)", needs, sc.Topology.Kind, sc.Lock.Name, kind, written.Lock.Name)
 		}
 	}
 	f, _ := Lookup("failover/async-replica")
 	if sc, _ := f.LoadFor(lockimpl.Info{Name: "x", Needs: "single"}); sc.Topology.Kind != "replicated" {
 		t.Errorf("failover property runs on %s, want replicated", sc.Topology.Kind)
+	}
+}
+
+// A property's lock options reach the run through runner.Prepare, the one
+// place that decides the lock: with Overrides.LockOptions the plan carries
+// those the lock declares, and the scenario written with the run names the
+// subject; without them (as when LoadFor alone carried them) it has none.
+func TestPropertyOptionsReachThePlan(t *testing.T) {
+	ctx := context.Background()
+	n := 0
+	for _, p := range All() {
+		subj, err := runner.BuiltIn(ctx, p.Correct)
+		if err != nil || len(p.Options) == 0 {
+			continue
+		}
+		want := subj.Info.Declared(p.Options)
+		if len(want) == 0 {
+			continue
+		}
+		for _, with := range []bool{true, false} {
+			sc, err := p.LoadFor(subj.Info)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ov := runner.Overrides{}
+			if with {
+				ov.LockOptions = p.Options
+			}
+			plan, err := runner.Prepare(ctx, sc, &subj, ov)
+			if err != nil {
+				t.Fatalf("%s against %s: %v", p.Name, p.Correct, err)
+			}
+			if plan.Scenario.Lock.Name != subj.Name() || plan.Subject.Name() != subj.Name() {
+				t.Errorf("%s against %s: the run names lock %s (scenario) and %s (subject)", p.Name, p.Correct, plan.Scenario.Lock.Name, plan.Subject.Name())
+			}
+			for k, v := range want {
+				if got, ok := plan.Options[k]; with && got != v || !with && ok {
+					t.Errorf("%s against %s (options given: %v): option %s = %q, want %q", p.Name, p.Correct, with, k, got, map[bool]string{true: v, false: ""}[with])
+				}
+			}
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no property turns on an option its correct lock declares: the test checks nothing")
 	}
 }
 
