@@ -78,12 +78,7 @@ func runProperty(t *testing.T, prop, lock string, cycles int) *runner.Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info := subj.Info
-	sc, err := p.LoadFor(info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := runner.Prepare(context.Background(), sc, &subj, runner.Overrides{Cycles: cycles})
+	plan, err := p.Prepare(context.Background(), subj, runner.Overrides{Cycles: cycles})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 package suite
 
 import (
+	"context"
 	"embed"
 	"fmt"
 	"path"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/lockimpl"
+	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -169,6 +171,18 @@ func (p Property) Load() (*scenarios.Scenario, error) {
 		return nil, fmt.Errorf("property %s: no scenario %s.yaml", p.Name, p.Scenario)
 	}
 	return scenarios.Parse(path.Join("suite", p.Scenario+".yaml"), data)
+}
+
+// Prepare fits the property's scenario to subj (LoadFor) and prepares its
+// run with runner.Prepare, the one place that decides the lock, giving it
+// the lock options the property turns on (ov.LockOptions).
+func (p Property) Prepare(ctx context.Context, subj runner.Subject, ov runner.Overrides) (*runner.Plan, error) {
+	sc, err := p.LoadFor(subj.Info)
+	if err != nil {
+		return nil, err
+	}
+	ov.LockOptions = p.Options
+	return runner.Prepare(ctx, sc, &subj, ov)
 }
 
 // LoadFor parses the property's scenario and fits it to one lock: the

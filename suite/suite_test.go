@@ -2,6 +2,7 @@ package suite
 
 import (
 	"context"
+	"maps"
 	"testing"
 
 	"github.com/lockfault/lockfault"
@@ -104,6 +105,13 @@ func TestPropertyOptionsReachThePlan(t *testing.T) {
 			}
 			if plan.Scenario.Lock.Name != subj.Name() || plan.Subject.Name() != subj.Name() {
 				t.Errorf("%s against %s: the run names lock %s (scenario) and %s (subject)", p.Name, p.Correct, plan.Scenario.Lock.Name, plan.Subject.Name())
+			}
+			if with {
+				// What the suite's own runs use gives the same.
+				pp, err := p.Prepare(ctx, subj, runner.Overrides{})
+				if err != nil || !maps.Equal(pp.Options, plan.Options) {
+					t.Errorf("%s against %s: Property.Prepare gives options %v (%v), runner.Prepare with LockOptions %v", p.Name, p.Correct, pp.Options, err, plan.Options)
+				}
 			}
 			for k, v := range want {
 				if got, ok := plan.Options[k]; with && got != v || !with && ok {
