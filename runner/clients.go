@@ -25,6 +25,54 @@ type clients struct {
 	r *run
 }
 
+// startWorkers starts every client's worker process; each must answer
+// init with its ready.
+func (cl *clients) start(ctx context.Context) error {
+	for i := 1; i <= cl.r.sc.Workload.Clients; i++ {
+		name := fmt.Sprintf("c%d", i)
+		p, err := cl.startProc(ctx, name)
+		if err != nil {
+			return err
+		}
+		cl.r.mu.Lock()
+		cl.r.procs[name] = p
+		cl.r.mu.Unlock()
+	}
+	return nil
+}
+
+// startProc launches a worker for a client of the run and initialises it.
+func (cl *clients) startProc(ctx context.Context, name string) (*proc, error) {
+	// A clone's worker is started under the identity of the client it
+	// clones (its endpoints, its client id); the history knows it by its
+	// own name.
+	identity := name
+	cl.r.mu.Lock()
+	if id, ok := cl.r.clones[name]; ok {
+		identity = id
+	}
+	cl.r.mu.Unlock()
+	p, err := spawn(cl.r.subject.Command, name, cl.r.workerLog, cl.r)
+	if err != nil {
+		return nil, err
+	}
+	ep, err := cl.endpoints(identity)
+	if err != nil {
+		p.kill()
+		return nil, err
+	}
+	init := worker.Command{Cmd: "init", Client: identity, Lock: cl.r.subject.Name(), Options: cl.r.lockOpts, Endpoints: ep, Resource: cl.r.res.Addr()}
+	m, err := p.handshake(ctx, init, cl.r.opt.workerTimeout())
+	if err != nil {
+		return nil, err
+	}
+	if m.Lock != cl.r.subject.Name() {
+		p.kill()
+		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, cl.r.subject.Name())
+	}
+	return p, nil
+}
+
 // endpoints are the client's proxy addresses for what its lock needs.
 func (cl *clients) endpoints(client string) (lockimpl.Endpoints, error) {
 	addrs, err := cl.r.clus.ClientAddrs(client)
@@ -78,131 +126,15 @@ func (cl *clients) endpoints(client string) (lockimpl.Endpoints, error) {
 	return ep, nil
 }
 
-// workerRound is a plain round (workload.round: worker) run by one `round`
-// command: the worker acquires, runs the critical section and releases
-// without waiting for the harness between the steps. The acquire's invoke
-// is recorded here before the command is sent; every other invoke, and
-// every completion, is recorded at the time the worker reports for it
-// (CLOCK_MONOTONIC, shared by all processes), so each step keeps its own
-// invoke and completion times. A step invoked but not completed when the
-// worker dies, stays silent or the run is interrupted is recorded as info.
-func (cl *clients) workerRound(ctx context.Context, p *proc, key, lease string) error {
-	sc := cl.r.sc
-	rs := &roundSteps{r: cl.r, p: p, key: key, lease: lease, ops: [3]int64{cl.nextOp(), cl.nextOp(), cl.nextOp()},
-		cmds: [3]string{"acquire", "cs", "release"}, ch: make(chan worker.Message, 8), invoked: 1}
-	p.mu.Lock()
-	for i, op := range rs.ops {
-		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: rs.cmds[i], Op: op, Lease: lease}, ch: rs.ch, round: true}
-	}
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		for _, op := range rs.ops {
-			delete(p.pending, op)
-		}
-		p.mu.Unlock()
-	}()
-	inv := rs.ev(0)
-	inv.Kind = history.Invoke
-	cl.r.hist.Append(inv)
-	rs.who = cl.identity(p.name)
-	cl.r.taps.setOp(rs.who, p.name, rs.cmds[0])
-	defer cl.r.taps.setOp(rs.who, p.name, "")
-	rs.started = time.Now()
-	c := worker.Command{Cmd: "round", Op: rs.ops[0], OpCS: rs.ops[1], OpRelease: rs.ops[2], Key: key, Lease: lease,
-		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds(), HoldMs: sc.Workload.Hold.D().Milliseconds()}
-	if err := p.Send(c); err != nil {
-		return rs.unknown(errDead)
-	}
-	timeout := opTimeout(cl.r.sc)
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	for {
-		var m worker.Message
-		select {
-		case m = <-rs.ch:
-		case <-p.dead:
-			// Messages the worker wrote before it died are still read.
-			select {
-			case m = <-rs.ch:
-			default:
-				return rs.unknown(errDead)
-			}
-		case <-t.C:
-			return rs.unknown(fmt.Errorf("no reply within %v", timeout))
-		case <-cl.r.ctx.Done():
-			return rs.unknown(cl.r.ctx.Err())
-		}
-		t.Reset(timeout)
-		if end, err := rs.handle(m); end {
-			return err
-		}
-	}
-}
-
-// slowCall notes that p's call c has had no reply for d.
-func (cl *clients) slowCall(p *proc, c worker.Command, d time.Duration) {
-	if d > time.Duration(maxSlowNotes)*slowCallAfter {
-		return
-	}
-	pid := 0
-	if p.cmd != nil && p.cmd.Process != nil {
-		pid = p.cmd.Process.Pid
-	}
-	detail := fmt.Sprintf("%s's %s (op %d) without a reply for %v: worker pid %d: %s",
-		p.name, c.Cmd, c.Op, d.Round(time.Millisecond), pid, describeThreads(procwatch.Threads(pid, true)))
-	if cl.r.taps != nil {
-		detail += "; " + cl.r.taps.describe(cl.identity(p.name))
-	}
-	cl.r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteSlowCall, Process: p.name, OpID: c.Op, Cycle: cl.r.currentCycle(), Detail: detail})
-}
-
-// startProc launches a worker for a client of the run and initialises it.
-func (cl *clients) startProc(ctx context.Context, name string) (*proc, error) {
-	// A clone's worker is started under the identity of the client it
-	// clones (its endpoints, its client id); the history knows it by its
-	// own name.
-	identity := name
+// identity is the client a worker acts as: its own name, or for a clone
+// the client it clones (whose endpoints and taps it uses).
+func (cl *clients) identity(name string) string {
 	cl.r.mu.Lock()
+	defer cl.r.mu.Unlock()
 	if id, ok := cl.r.clones[name]; ok {
-		identity = id
+		return id
 	}
-	cl.r.mu.Unlock()
-	p, err := spawn(cl.r.subject.Command, name, cl.r.workerLog, cl.r)
-	if err != nil {
-		return nil, err
-	}
-	ep, err := cl.endpoints(identity)
-	if err != nil {
-		p.kill()
-		return nil, err
-	}
-	init := worker.Command{Cmd: "init", Client: identity, Lock: cl.r.subject.Name(), Options: cl.r.lockOpts, Endpoints: ep, Resource: cl.r.res.Addr()}
-	m, err := p.handshake(ctx, init, cl.r.opt.workerTimeout())
-	if err != nil {
-		return nil, err
-	}
-	if m.Lock != cl.r.subject.Name() {
-		p.kill()
-		return nil, fmt.Errorf("%s: ready names lock %q, but init asked for %q", p.label, m.Lock, cl.r.subject.Name())
-	}
-	return p, nil
-}
-
-// startWorkers starts every client's worker process; each must answer
-// init with its ready.
-func (cl *clients) start(ctx context.Context) error {
-	for i := 1; i <= cl.r.sc.Workload.Clients; i++ {
-		name := fmt.Sprintf("c%d", i)
-		p, err := cl.startProc(ctx, name)
-		if err != nil {
-			return err
-		}
-		cl.r.mu.Lock()
-		cl.r.procs[name] = p
-		cl.r.mu.Unlock()
-	}
-	return nil
+	return name
 }
 
 // startWorkload starts every client's loop, cN's first round (N-1) ×
@@ -235,47 +167,6 @@ func (cl *clients) recoverInto(cancel func()) {
 		cl.r.protocolError(fmt.Sprintf("panic: %v", p))
 		cancel()
 	}
-}
-
-func (cl *clients) killAll() {
-	cl.r.mu.Lock()
-	ps := make([]*proc, 0, len(cl.r.procs))
-	for _, p := range cl.r.procs {
-		ps = append(ps, p)
-	}
-	cl.r.mu.Unlock()
-	interrupted := cl.r.ctx != nil && cl.r.ctx.Err() != nil
-	var wg sync.WaitGroup
-	for _, p := range ps {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if interrupted {
-				p.kill()
-			} else {
-				p.shutdown()
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-// identity is the client a worker acts as: its own name, or for a clone
-// the client it clones (whose endpoints and taps it uses).
-func (cl *clients) identity(name string) string {
-	cl.r.mu.Lock()
-	defer cl.r.mu.Unlock()
-	if id, ok := cl.r.clones[name]; ok {
-		return id
-	}
-	return name
-}
-
-func (cl *clients) nextOp() int64 {
-	cl.r.mu.Lock()
-	defer cl.r.mu.Unlock()
-	cl.r.opID++
-	return cl.r.opID
 }
 
 // clientLoop: acquire, critical section, release, until the workload stops.
@@ -325,34 +216,6 @@ func (cl *clients) loop(ctx context.Context, name string) {
 			}
 		}
 	}
-}
-
-// invoke records an invocation, runs the call, and records the completion.
-// key is the name the lock guards in this operation (every lock event
-// carries it).
-func (cl *clients) invoke(ctx context.Context, p *proc, key string, c worker.Command) (worker.Message, error) {
-	c.Op = cl.nextOp()
-	cl.r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key})
-	cl.r.taps.setOp(cl.identity(p.name), p.name, c.Cmd)
-	defer cl.r.taps.setOp(cl.identity(p.name), p.name, "")
-	// In-flight operations finish when the workload stops; only an
-	// interrupted run (cl.r.ctx cancelled) abandons them.
-	m, err := p.call(cl.r.ctx, c, opTimeout(cl.r.sc))
-	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key}
-	if err != nil {
-		e.Kind, e.Error = history.Info, err.Error()
-		cl.r.hist.Append(e)
-		return m, err
-	}
-	cl.r.hist.Append(completion(e, m))
-	return m, nil
-}
-
-// keyOf is the key a lease was acquired for ("" if unknown).
-func (cl *clients) keyOf(lease string) string {
-	cl.r.mu.Lock()
-	defer cl.r.mu.Unlock()
-	return cl.r.leaseKey[lease]
 }
 
 // oneRound is one acquire, critical section, release. With workload.reentry
@@ -420,4 +283,141 @@ func (cl *clients) oneRound(ctx context.Context, p *proc) error {
 		return err
 	}
 	return o.giveBack(lease)
+}
+
+// workerRound is a plain round (workload.round: worker) run by one `round`
+// command: the worker acquires, runs the critical section and releases
+// without waiting for the harness between the steps. The acquire's invoke
+// is recorded here before the command is sent; every other invoke, and
+// every completion, is recorded at the time the worker reports for it
+// (CLOCK_MONOTONIC, shared by all processes), so each step keeps its own
+// invoke and completion times. A step invoked but not completed when the
+// worker dies, stays silent or the run is interrupted is recorded as info.
+func (cl *clients) workerRound(ctx context.Context, p *proc, key, lease string) error {
+	sc := cl.r.sc
+	rs := &roundSteps{r: cl.r, p: p, key: key, lease: lease, ops: [3]int64{cl.nextOp(), cl.nextOp(), cl.nextOp()},
+		cmds: [3]string{"acquire", "cs", "release"}, ch: make(chan worker.Message, 8), invoked: 1}
+	p.mu.Lock()
+	for i, op := range rs.ops {
+		p.pending[op] = pendingOp{cmd: worker.Command{Cmd: rs.cmds[i], Op: op, Lease: lease}, ch: rs.ch, round: true}
+	}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		for _, op := range rs.ops {
+			delete(p.pending, op)
+		}
+		p.mu.Unlock()
+	}()
+	inv := rs.ev(0)
+	inv.Kind = history.Invoke
+	cl.r.hist.Append(inv)
+	rs.who = cl.identity(p.name)
+	cl.r.taps.setOp(rs.who, p.name, rs.cmds[0])
+	defer cl.r.taps.setOp(rs.who, p.name, "")
+	rs.started = time.Now()
+	c := worker.Command{Cmd: "round", Op: rs.ops[0], OpCS: rs.ops[1], OpRelease: rs.ops[2], Key: key, Lease: lease,
+		TTLMs: sc.Lock.TTL.D().Milliseconds(), WaitMs: sc.Lock.Wait.D().Milliseconds(), HoldMs: sc.Workload.Hold.D().Milliseconds()}
+	if err := p.Send(c); err != nil {
+		return rs.unknown(errDead)
+	}
+	timeout := opTimeout(cl.r.sc)
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		var m worker.Message
+		select {
+		case m = <-rs.ch:
+		case <-p.dead:
+			// Messages the worker wrote before it died are still read.
+			select {
+			case m = <-rs.ch:
+			default:
+				return rs.unknown(errDead)
+			}
+		case <-t.C:
+			return rs.unknown(fmt.Errorf("no reply within %v", timeout))
+		case <-cl.r.ctx.Done():
+			return rs.unknown(cl.r.ctx.Err())
+		}
+		t.Reset(timeout)
+		if end, err := rs.handle(m); end {
+			return err
+		}
+	}
+}
+
+// invoke records an invocation, runs the call, and records the completion.
+// key is the name the lock guards in this operation (every lock event
+// carries it).
+func (cl *clients) invoke(ctx context.Context, p *proc, key string, c worker.Command) (worker.Message, error) {
+	c.Op = cl.nextOp()
+	cl.r.hist.Append(history.Event{Kind: history.Invoke, Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key})
+	cl.r.taps.setOp(cl.identity(p.name), p.name, c.Cmd)
+	defer cl.r.taps.setOp(cl.identity(p.name), p.name, "")
+	// In-flight operations finish when the workload stops; only an
+	// interrupted run (cl.r.ctx cancelled) abandons them.
+	m, err := p.call(cl.r.ctx, c, opTimeout(cl.r.sc))
+	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key}
+	if err != nil {
+		e.Kind, e.Error = history.Info, err.Error()
+		cl.r.hist.Append(e)
+		return m, err
+	}
+	cl.r.hist.Append(completion(e, m))
+	return m, nil
+}
+
+func (cl *clients) nextOp() int64 {
+	cl.r.mu.Lock()
+	defer cl.r.mu.Unlock()
+	cl.r.opID++
+	return cl.r.opID
+}
+
+// keyOf is the key a lease was acquired for ("" if unknown).
+func (cl *clients) keyOf(lease string) string {
+	cl.r.mu.Lock()
+	defer cl.r.mu.Unlock()
+	return cl.r.leaseKey[lease]
+}
+
+// slowCall notes that p's call c has had no reply for d.
+func (cl *clients) slowCall(p *proc, c worker.Command, d time.Duration) {
+	if d > time.Duration(maxSlowNotes)*slowCallAfter {
+		return
+	}
+	pid := 0
+	if p.cmd != nil && p.cmd.Process != nil {
+		pid = p.cmd.Process.Pid
+	}
+	detail := fmt.Sprintf("%s's %s (op %d) without a reply for %v: worker pid %d: %s",
+		p.name, c.Cmd, c.Op, d.Round(time.Millisecond), pid, describeThreads(procwatch.Threads(pid, true)))
+	if cl.r.taps != nil {
+		detail += "; " + cl.r.taps.describe(cl.identity(p.name))
+	}
+	cl.r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteSlowCall, Process: p.name, OpID: c.Op, Cycle: cl.r.currentCycle(), Detail: detail})
+}
+
+func (cl *clients) killAll() {
+	cl.r.mu.Lock()
+	ps := make([]*proc, 0, len(cl.r.procs))
+	for _, p := range cl.r.procs {
+		ps = append(ps, p)
+	}
+	cl.r.mu.Unlock()
+	interrupted := cl.r.ctx != nil && cl.r.ctx.Err() != nil
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if interrupted {
+				p.kill()
+			} else {
+				p.shutdown()
+			}
+		}()
+	}
+	wg.Wait()
 }
