@@ -279,8 +279,7 @@ func (r *run) heal(ctx context.Context, name string, act *[]active) error {
 }
 
 func (r *run) healAll(ctx context.Context, act *[]active) error {
-	r.taps.releaseHeld()
-	r.taps.openGate()
+	r.taps.releaseAll()
 	return r.heal(ctx, "all", act)
 }
 

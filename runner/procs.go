@@ -392,6 +392,12 @@ func (p *proc) Signal(sig syscall.Signal) error {
 	// shell script, a language launcher) is paused or killed with
 	// everything it runs.
 	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			// The group has no process left: the worker died (a crash
+			// of the same client a moment before) and its exit is not
+			// seen yet. A pause of a dead client attacks nothing.
+			return fmt.Errorf("%w (%v)", p.gone(), err)
+		}
 		return err
 	}
 	if sig == syscall.SIGSTOP {
