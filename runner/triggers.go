@@ -73,6 +73,22 @@ type await struct {
 	gate     *resp.Armed
 	gateOpen chan struct{}
 	endGate  func() // records the end of the gate's hold
+
+	endMu   sync.Mutex
+	endHeld func() // records the end of the held message's hold (once)
+}
+
+// heldEnded records the end of the held message's hold, once: when it is
+// let go (synchronously, so the window ends before the step that let it go
+// returns) or when its hold limit ran out.
+func (aw *await) heldEnded() {
+	aw.endMu.Lock()
+	end := aw.endHeld
+	aw.endHeld = nil
+	aw.endMu.Unlock()
+	if end != nil {
+		end()
+	}
 }
 
 func newTaps() *taps {
@@ -189,12 +205,17 @@ func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 			}
 			r.hist.Append(history.Event{Kind: history.FaultStart, Fault: history.FaultCommandHold, Target: f.Client, Cycle: r.currentCycle(),
 				Detail: fmt.Sprintf("the %s of %s held at the tap until the step after the await is applied (%s:%d)", what, describeFire(f), r.sc.File, st.Line)})
+			aw.endMu.Lock()
+			aw.endHeld = func() {
+				r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: history.FaultCommandHold, Target: f.Client, Cycle: r.currentCycle()})
+			}
+			aw.endMu.Unlock()
 			close(aw.fired)
 			select {
 			case <-aw.release:
 			case <-ctx.Done():
 			}
-			r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: history.FaultCommandHold, Target: f.Client, Cycle: r.currentCycle()})
+			aw.heldEnded()
 		}}
 	a, err := t.reg.Arm(trig)
 	if err != nil {
@@ -270,6 +291,7 @@ func (t *taps) releaseHeld() {
 func (aw *await) let() {
 	aw.armed.Disarm()
 	aw.relOnce.Do(func() { close(aw.release) })
+	aw.heldEnded()
 }
 
 // releaseAll lets every held message go, disarms every trigger armed and
