@@ -121,6 +121,13 @@ func (it Item) Key() string {
 	return string(it.Kind) + ":" + it.Name
 }
 
+// RunItem is the item as results and cells name it: its kind, and its key
+// after the kind ("42@learn" for a hunt seed with a search other than the
+// default), so two searches of one seed are two items there too.
+func (it Item) RunItem() RunItem {
+	return RunItem{Kind: it.Kind, Name: strings.TrimPrefix(it.Key(), string(it.Kind)+":")}
+}
+
 // Seed is a hunt item's seed.
 func (it Item) Seed() int64 {
 	n, _ := strconv.ParseInt(it.Name, 10, 64)

@@ -310,6 +310,12 @@ func TestHuntItemSearch(t *testing.T) {
 	if d.Items[1].Search != "learn" || d.Items[1].Seed() != 3 || d.Items[3].Search != "" {
 		t.Errorf("items %+v: want search learn on seed 3, the default stored as \"\"", d.Items)
 	}
+	if ri := d.Items[1].RunItem(); ri.Kind != KindHunt || ri.Name != "3@learn" {
+		t.Errorf("run item %+v, want hunt 3@learn (results and cells tell the two searches apart)", ri)
+	}
+	if ri := d.Items[0].RunItem(); ri.Name != "3" {
+		t.Errorf("run item %+v, want hunt 3", ri)
+	}
 	plain, err := Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: single}]\nitems: [{hunt: 3}]\n"), cat)
 	if err != nil {
 		t.Fatal(err)
