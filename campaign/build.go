@@ -193,7 +193,7 @@ func (b *builder) scenario(name, expect, at, expectAt string) error {
 }
 
 // hunt adds count seeds from from on.
-func (b *builder) hunt(from int64, count int, expect, at, expectAt string) error {
+func (b *builder) hunt(from int64, count int, search, expect, at, expectAt string) error {
 	if count < 1 || count > MaxHuntSeeds {
 		return errAt(at, "count %d (allowed: 1 to %d)", count, MaxHuntSeeds)
 	}
@@ -201,7 +201,7 @@ func (b *builder) hunt(from int64, count int, expect, at, expectAt string) error
 		return errAt(at, "seed %d (allowed: 0 to %d)", from, int64(1)<<62)
 	}
 	for i := range int64(count) {
-		if err := b.item(Item{Kind: KindHunt, Name: strconv.FormatInt(from+i, 10)}, expect, at, expectAt); err != nil {
+		if err := b.item(Item{Kind: KindHunt, Name: strconv.FormatInt(from+i, 10), Search: search}, expect, at, expectAt); err != nil {
 			return err
 		}
 	}

@@ -94,7 +94,7 @@ func (c *Cell) Others() []Rate {
 // newCell aggregates the results of one cell (in identity order).
 func newCell(s Subject, it Item, exp Expectation, planned int, rs []*Result, reportPath func(*Result) string) Cell {
 	c := Cell{Key: CellKey(s, it), Subject: CellSubject{Key: s.Key(), Label: s.Label(), Lock: s.Lock, Worker: s.Worker},
-		Item: RunItem{it.Kind, it.Name}, Expect: exp, Planned: planned, Runs: len(rs)}
+		Item: it.RunItem(), Expect: exp, Planned: planned, Runs: len(rs)}
 	sort.Slice(rs, func(i, j int) bool { return rs[i].Repetition < rs[j].Repetition })
 	n := map[Outcome]int{}
 	obs := map[string]bool{}

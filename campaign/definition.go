@@ -99,6 +99,9 @@ type Item struct {
 	// the definition's folder, with forward slashes), or the hunt seed in
 	// decimal.
 	Name string `json:"name"`
+	// Search is a hunt item's search (Registry.Searches: "learn",
+	// "learn-tuned"); "" is the default, the random search.
+	Search string `json:"search,omitempty"`
 	// Expect overrides the expected outcome of this item for every subject.
 	Expect Outcome `json:"expect,omitempty"`
 	// FileSHA256 is the content hash of a scenario file, so that two
@@ -110,8 +113,20 @@ type Item struct {
 }
 
 // Key is the item's part of a run's identity: "property:exclusion/no-faults",
-// "scenario:single-crash", "hunt:42".
-func (it Item) Key() string { return string(it.Kind) + ":" + it.Name }
+// "scenario:single-crash", "hunt:42" (the random search), "hunt:42@learn".
+func (it Item) Key() string {
+	if it.Search != "" {
+		return string(it.Kind) + ":" + it.Name + "@" + it.Search
+	}
+	return string(it.Kind) + ":" + it.Name
+}
+
+// RunItem is the item as results and cells name it: its kind, and its key
+// after the kind ("42@learn" for a hunt seed with a search other than the
+// default), so two searches of one seed are two items there too.
+func (it Item) RunItem() RunItem {
+	return RunItem{Kind: it.Kind, Name: strings.TrimPrefix(it.Key(), string(it.Kind)+":")}
+}
 
 // Seed is a hunt item's seed.
 func (it Item) Seed() int64 {

@@ -288,3 +288,77 @@ items: [{hunt: {from: 1, count: 2}}]
 		t.Errorf("a canonical form with known limits on a built-in lock: %v", err)
 	}
 }
+
+// A hunt item names its search: the default (random) keeps the item's key
+// ("hunt:3"), another is part of it ("hunt:3@learn"), so both run side by
+// side in one campaign with different identities and definition hashes; a
+// bad value, or a search on an item that is not a hunt, is refused at its
+// line with the searches allowed.
+func TestHuntItemSearch(t *testing.T) {
+	cat := testCatalog()
+	d, err := Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - hunt: 3\n  - hunt: {from: 3, count: 2}\n    search: learn\n  - hunt: 9\n    search: random\n"), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, it := range d.Items {
+		keys = append(keys, it.Key())
+	}
+	if want := []string{"hunt:3", "hunt:3@learn", "hunt:4@learn", "hunt:9"}; !slices.Equal(keys, want) {
+		t.Errorf("items %v, want %v", keys, want)
+	}
+	if d.Items[1].Search != "learn" || d.Items[1].Seed() != 3 || d.Items[3].Search != "" {
+		t.Errorf("items %+v: want search learn on seed 3, the default stored as \"\"", d.Items)
+	}
+	if ri := d.Items[1].RunItem(); ri.Kind != KindHunt || ri.Name != "3@learn" {
+		t.Errorf("run item %+v, want hunt 3@learn (results and cells tell the two searches apart)", ri)
+	}
+	if ri := d.Items[0].RunItem(); ri.Name != "3" {
+		t.Errorf("run item %+v, want hunt 3", ri)
+	}
+	plain, err := Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: single}]\nitems: [{hunt: 3}]\n"), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learn, err := Parse("c.yaml", []byte("repetitions: 1\nsubjects: [{lock: single}]\nitems: [{hunt: 3, search: learn}]\n"), cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Hash() == learn.Hash() {
+		t.Error("a hunt's search does not change the definition hash: results of two searches would merge")
+	}
+	// Written back out (simulate campaign -emit k8s), the search stays.
+	y, err := learn.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("c.yaml", y, cat)
+	if err != nil || back.Hash() != learn.Hash() {
+		t.Errorf("the written definition reads back as %v (%v):\n%s", back, err, y)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - hunt: 3\n    search: fast\n",
+			`c.yaml:5: items.0.search: "fast" (allowed: random, learn, learn-tuned)`},
+		{"repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - property: exclusion\n    search: learn\n",
+			"c.yaml:5: items.0.search: only a hunt item has a search (allowed: search beside hunt; searches: random, learn, learn-tuned)"},
+		{"repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - hunt: 3\n    search: [learn]\n",
+			"c.yaml:5: items.0.search: want"},
+	} {
+		if _, err := Parse("c.yaml", []byte(c.text), cat); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.text, err, c.want)
+		}
+	}
+	v := Values{Locks: []string{"single"}, Hunt: []string{"1:2"}, HuntSearch: "learn", Repetitions: 1}
+	d, err = FromValues(v, cat)
+	if err != nil || len(d.Items) != 2 || d.Items[0].Key() != "hunt:1@learn" {
+		t.Errorf("-hunt 1:2 -hunt-search learn: %v, %v", d, err)
+	}
+	v.HuntSearch = "fast"
+	if _, err := FromValues(v, cat); err == nil || err.Error() != `-hunt-search: "fast" (allowed: random, learn, learn-tuned)` {
+		t.Errorf("-hunt-search fast: %v", err)
+	}
+	v.Hunt, v.HuntSearch = nil, "learn"
+	if _, err := FromValues(v, cat); err == nil || !strings.HasPrefix(err.Error(), "-hunt-search: given without -hunt") {
+		t.Errorf("-hunt-search without -hunt: %v", err)
+	}
+}

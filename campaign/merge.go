@@ -226,7 +226,7 @@ func (m *merger) report() *Report {
 		rep.Subjects = append(rep.Subjects, s.Key())
 	}
 	for _, it := range def.Items {
-		rep.Items = append(rep.Items, RunItem{it.Kind, it.Name})
+		rep.Items = append(rep.Items, it.RunItem())
 	}
 	for _, s := range def.Subjects {
 		for _, it := range def.Items {

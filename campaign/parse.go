@@ -31,6 +31,7 @@ import (
 //	  - scenario: mine/x.yaml     # a scenario file, relative to this file
 //	  - hunt: 42                  # one hunt seed
 //	  - hunt: {from: 1, count: 20}
+//	    search: learn             # the hunt's search (optional; default random)
 //
 // Every key not listed is refused, as are anchors and aliases, a second
 // YAML document and a file larger than MaxFileSize.
@@ -38,7 +39,7 @@ import (
 var (
 	topFields     = []string{"name", "repetitions", "subjects", "items"}
 	subjectFields = []string{"lock", "worker", "known", "expect"}
-	itemFields    = []string{"property", "scenario", "hunt", "expect"}
+	itemFields    = []string{"property", "scenario", "hunt", "search", "expect"}
 	rangeFields   = []string{"from", "count"}
 )
 
@@ -295,6 +296,12 @@ func (p *parser) item(n *yaml.Node, path string) error {
 		}
 		expectAt = p.at(e, path+".expect")
 	}
+	var search string
+	if s, ok := vals["search"]; ok {
+		if search, err = p.search(s, path+".search", ItemKind(kind)); err != nil {
+			return err
+		}
+	}
 	switch ItemKind(kind) {
 	case KindProperty:
 		s, err := p.str(v, fp)
@@ -314,7 +321,7 @@ func (p *parser) item(n *yaml.Node, path string) error {
 		if err != nil {
 			return err
 		}
-		return p.b.hunt(seed, 1, expect, p.at(v, fp), expectAt)
+		return p.b.hunt(seed, 1, search, expect, p.at(v, fp), expectAt)
 	}
 	r, _, err := p.fields(v, fp, rangeFields)
 	if err != nil {
@@ -333,7 +340,30 @@ func (p *parser) item(n *yaml.Node, path string) error {
 	if count, err = p.int(c, fp+".count", 1, MaxHuntSeeds); err != nil {
 		return err
 	}
-	return p.b.hunt(from, int(count), expect, p.at(v, fp), expectAt)
+	return p.b.hunt(from, int(count), search, expect, p.at(v, fp), expectAt)
+}
+
+// search checks an item's search: a hunt item's only, one of the
+// registry's searches; the default (the first) is stored as "".
+func (p *parser) search(n *yaml.Node, path string, kind ItemKind) (string, error) {
+	allowed := p.b.cat.Searches
+	if kind != KindHunt {
+		return "", fmt.Errorf("%s: only a hunt item has a search (allowed: search beside hunt; searches: %s)", p.at(n, path), strings.Join(allowed, ", "))
+	}
+	s, err := p.str(n, path)
+	if err != nil {
+		return "", err
+	}
+	if !slices.Contains(allowed, s) {
+		if len(allowed) == 0 {
+			return "", fmt.Errorf("%s: %q (allowed: none: this registry has no hunt searches)", p.at(n, path), s)
+		}
+		return "", fmt.Errorf("%s: %q (allowed: %s)", p.at(n, path), s, strings.Join(allowed, ", "))
+	}
+	if s == allowed[0] {
+		return "", nil
+	}
+	return s, nil
 }
 
 func kindName(n *yaml.Node) string {

@@ -21,6 +21,10 @@ type Registry struct {
 	// -worker-known): the names `simulate hunt -known` accepts
 	// (hunt.LimitNames), whose faults a hunt of that subject never draws.
 	Limits []string
+	// Searches are the searches a hunt item may name (`search:`; the
+	// names `simulate hunt -search` takes, hunt.Searches); the first is
+	// the default. Nil: a hunt item names none.
+	Searches []string
 	// CheckScenario checks a scenario file named by a definition (nil:
 	// not checked); its error names the file and line.
 	CheckScenario func(path string, data []byte) error

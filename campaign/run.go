@@ -174,7 +174,7 @@ func runOne(ctx context.Context, exec Executor, spec RunSpec, dir string) (r Res
 	}
 	r.Campaign, r.DefinitionHash, r.Version = spec.Campaign, spec.DefinitionHash, spec.Version
 	r.Shard, r.Identity, r.Repetition = spec.Shard.String(), spec.Identity, spec.Repetition
-	r.Item = RunItem{Kind: spec.Item.Kind, Name: spec.Item.Name}
+	r.Item = spec.Item.RunItem()
 	r.Subject.Worker = spec.Subject.Worker
 	if r.Subject.Lock == "" {
 		r.Subject.Lock = spec.Subject.Lock

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -27,7 +28,10 @@ type Values struct {
 	Properties []string
 	Scenarios  []string
 	// Hunt are seeds: "42" or a range "FROM:COUNT" ("1:20" is seeds 1 to 20).
-	Hunt        []string
+	Hunt []string
+	// HuntSearch is the hunt seeds' search (Registry.Searches; "": the
+	// default, random).
+	HuntSearch  string
 	Repetitions int
 }
 
@@ -74,12 +78,24 @@ func FromValues(v Values, cat Registry) (*Definition, error) {
 			return nil, err
 		}
 	}
+	search := ""
+	if v.HuntSearch != "" {
+		if len(v.Hunt) == 0 {
+			return nil, errAt("-hunt-search", "given without -hunt (allowed: the search of the -hunt seeds: %s)", strings.Join(cat.Searches, ", "))
+		}
+		if !slices.Contains(cat.Searches, v.HuntSearch) {
+			return nil, errAt("-hunt-search", "%q (allowed: %s)", v.HuntSearch, strings.Join(cat.Searches, ", "))
+		}
+		if v.HuntSearch != cat.Searches[0] {
+			search = v.HuntSearch
+		}
+	}
 	for _, h := range v.Hunt {
 		from, count, err := parseSeeds(h)
 		if err != nil {
 			return nil, errAt("-hunt", "%v", err)
 		}
-		if err := b.hunt(from, count, "", "-hunt", ""); err != nil {
+		if err := b.hunt(from, count, search, "", "-hunt", ""); err != nil {
 			return nil, err
 		}
 	}

@@ -24,6 +24,7 @@ func (d *Definition) YAML() ([]byte, error) {
 		Property string  `yaml:"property,omitempty"`
 		Scenario string  `yaml:"scenario,omitempty"`
 		Hunt     *int64  `yaml:"hunt,omitempty"`
+		Search   string  `yaml:"search,omitempty"`
 		Expect   Outcome `yaml:"expect,omitempty"`
 	}
 	var f struct {
@@ -61,7 +62,7 @@ func (d *Definition) YAML() ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("hunt item %q: %v", it.Name, err)
 			}
-			fi.Hunt = &seed
+			fi.Hunt, fi.Search = &seed, it.Search
 		default:
 			return nil, fmt.Errorf("item %s: unknown kind", it.Key())
 		}

@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -440,5 +441,36 @@ func TestDeathInTheWarmupIsDied(t *testing.T) {
 	r := Check(h.ev, Options{Evidence: &Evidence{}})
 	if !classes(r)[ClassDied] {
 		t.Fatalf("observed %v, want died (c1 died in the warmup)", r.Observed)
+	}
+}
+
+// The evidence "after the fault" counts from the cycle's fault step, not
+// from an await's hold of a client's commands (command-hold), which begins
+// before the step: a grant between the hold and the fault is not a grant
+// after the fault.
+func TestEvidenceAfterFaultIgnoresACommandHold(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		grantAt   int64
+		wantShown bool
+	}{{"granted between the hold and the fault", 30, false}, {"granted after the fault", 70, true}} {
+		var h b
+		h.add(history.Event{Time: 10 * ms, Kind: history.Note, Op: history.NoteCycle, Cycle: 1})
+		h.add(history.Event{Time: 20 * ms, Kind: history.FaultStart, Fault: history.FaultCommandHold, Target: "c1", Cycle: 1})
+		h.add(history.Event{Time: 40 * ms, Kind: history.FaultStart, Fault: "pause-client", Target: "c1", Cycle: 1})
+		h.add(history.Event{Time: 45 * ms, Kind: history.FaultEnd, Fault: history.FaultCommandHold, Target: "c1", Cycle: 1})
+		h.add(history.Event{Time: 60 * ms, Kind: history.FaultEnd, Fault: "pause-client", Target: "c1", Cycle: 1})
+		h.grant("c2", "c2-1", c.grantAt, c.grantAt+1, 0, 0)
+		h.add(history.Event{Time: (c.grantAt + 2) * ms, Kind: history.Invoke, Process: "c2", Op: history.OpCS, OpID: 90, Lease: "c2-1"})
+		h.cs("c2", "c2-1", c.grantAt+2, c.grantAt+3, 0)
+		h.add(history.Event{Time: (c.grantAt + 3) * ms, Kind: history.OK, Process: "c2", Op: history.OpCS, OpID: 90, Lease: "c2-1"})
+		sort.SliceStable(h.ev, func(i, j int) bool { return h.ev[i].Time < h.ev[j].Time })
+		r := Check(h.ev, Options{Evidence: &Evidence{Grants: 1, Sections: 1, AfterFault: []string{AfterGrant}}})
+		if r.Evidence == nil {
+			t.Fatalf("%s: no evidence summary", c.name)
+		}
+		if shown := r.Evidence.Shown == 1; shown != c.wantShown {
+			t.Errorf("%s: cycle shown %v (missing %v), want %v", c.name, shown, r.Evidence.Missing, c.wantShown)
+		}
 	}
 }

@@ -260,7 +260,10 @@ func afterFault(in *input, starts []int64, cycle int, want []string) []string {
 		}
 		in.work.add(1)
 		if from < 0 {
-			if e.Kind == history.FaultStart {
+			// A command held at the taps by an await (a fault window of
+			// its own) is not the cycle's fault step: what the evidence
+			// wants comes after the step's fault.
+			if e.Kind == history.FaultStart && e.Fault != history.FaultCommandHold {
 				from = e.Time
 			}
 			continue

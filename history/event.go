@@ -16,6 +16,15 @@ const (
 	Note       = "note"        // anything else worth seeing on the timeline (cycle starts, setup)
 )
 
+// FaultCommandHold is the fault of a client's traffic held at the RESP taps
+// by an await: command (its request or reply held until the step after the
+// await is applied, or every further command of the client held after the
+// reply until that step has ended): in effect a pause of that client's
+// traffic, recorded as a fault window (fault-start and fault-end, target
+// the client) like every fault the nemesis injects, so that a finding under
+// it is never taken for one with no fault around it.
+const FaultCommandHold = "command-hold"
+
 // Operation names used by the workload.
 const (
 	OpAcquire = "acquire"

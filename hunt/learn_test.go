@@ -180,3 +180,46 @@ func TestOptionsRefuseBadSearch(t *testing.T) {
 		}
 	}
 }
+
+// A derived schedule never faults a client at the moment (or just after) a
+// crash of the same client killed it: the fault would find no process.
+func TestDerivedSchedulesDoNotFaultACrashedClient(t *testing.T) {
+	ctx := context.Background()
+	subj, err := runner.BuiltIn(ctx, "single")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := NewSpace(subj.Info, nil)
+	sp.Commands = sampleShapes()
+	se, err := NewSearch(SearchLearn, sp, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashes := 0
+	for i := 0; i < 3000; i++ {
+		s := se.Next()
+		var keys []string
+		for _, e := range s.Events {
+			keys = append(keys, fmt.Sprintf("%s/%s/%v", e.Fault, e.Target, e.At))
+		}
+		se.Observe(s, keys)
+		if s.Parent == 0 {
+			continue
+		}
+		for _, c := range s.Events {
+			if c.Fault != "crash-client" {
+				continue
+			}
+			crashes++
+			for _, e := range s.Events {
+				if e.Fault != c.Fault && clientFault(e.Fault) && e.Target == c.Target && e.At >= c.At && e.At < c.At+crashedFor {
+					t.Fatalf("schedule %d (derived by %v): %s on %s at %v, while the crash at %v has it down: %v",
+						s.Index, s.Derived, e.Fault, e.Target, e.At, c.At, s.Faults())
+				}
+			}
+		}
+	}
+	if crashes < 50 {
+		t.Errorf("only %d derived schedules crash a client: the test proves little", crashes)
+	}
+}

@@ -283,8 +283,27 @@ func (g *Generator) fix(s *Schedule) {
 	}
 	s.Workload.RestartCrashed = 0
 	if s.hasFault("crash-client") {
-		s.Workload.RestartCrashed = scenarios.Duration(300 * time.Millisecond)
+		s.Workload.RestartCrashed = scenarios.Duration(crashedFor)
 	}
+	s.Events = slices.DeleteFunc(s.Events, func(e Event) bool { return onCrashed(s, e) })
+}
+
+// crashedFor is how long a crashed client of a hunt's schedule stays down
+// (its workload's restart_crashed).
+const crashedFor = 300 * time.Millisecond
+
+// onCrashed: e is a fault on a client that a crash of the same client in
+// the same cycle has killed at that moment or a little before (the client
+// is down until its restart): a pause or a clock step of a dead process
+// attacks nothing (a derived schedule crashed c1 and paused c1 at the same
+// moment, and the pause found no process).
+func onCrashed(s *Schedule, e Event) bool {
+	if e.Fault == "crash-client" || !clientFault(e.Fault) {
+		return false
+	}
+	return slices.ContainsFunc(s.Events, func(c Event) bool {
+		return c.Fault == "crash-client" && c.Target == e.Target && e.At >= c.At && e.At < c.At+crashedFor
+	})
 }
 
 func (s *Schedule) hasFault(f string) bool {

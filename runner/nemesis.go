@@ -194,7 +194,7 @@ func (nem *nemesis) step(ctx context.Context, st scenarios.Step, act *[]active) 
 	case polledAwait(st.Await):
 		return awaitPolled(ctx, nem.r.clus, st.Await, st.Within.D())
 	case st.Await == scenarios.AwaitCommand:
-		return nem.r.awaitCommand(ctx, st, nem.awaiting)
+		return nem.r.awaitCommand(ctx, st, nem.awaiting, nem.afterCommand)
 	case st.Await != "":
 		return nem.awaitEvent(ctx, st)
 	case st.Heal != "":
@@ -344,8 +344,7 @@ func (nem *nemesis) heal(ctx context.Context, name string, act *[]active) error 
 }
 
 func (nem *nemesis) healAll(ctx context.Context, act *[]active) error {
-	nem.r.taps.releaseHeld()
-	nem.r.taps.openGate()
+	nem.r.taps.releaseAll()
 	return nem.heal(ctx, "all", act)
 }
 

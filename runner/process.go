@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -75,6 +76,12 @@ func (p *process) Signal(sig syscall.Signal) error {
 	// shell script, a language launcher) is paused or killed with
 	// everything it runs.
 	if err := syscall.Kill(-p.cmd.Process.Pid, sig); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			// The group has no process left: the worker died (a crash
+			// of the same client a moment before) and its exit is not
+			// seen yet. A pause of a dead client attacks nothing.
+			return fmt.Errorf("%w (%v)", p.gone(), err)
+		}
 		return err
 	}
 	if sig == syscall.SIGSTOP {

@@ -80,8 +80,10 @@ func (t *taps) describe(client string) string {
 		}
 	}
 	held := "not held"
-	if t.gate != nil && t.gate.Client() == client {
-		held = "held after a reply (await: command at: after-reply)"
+	for _, aw := range append(slices.Clip(t.armed), t.opened...) {
+		if aw.gate != nil && aw.gate.Client() == client {
+			held = "held after a reply (await: command at: after-reply)"
+		}
 	}
 	return fmt.Sprintf("its commands at the taps: %s; %d connections open through its taps", held, conns)
 }

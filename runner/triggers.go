@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,17 +47,48 @@ type taps struct {
 	taps map[string]*resp.Tap         // "client>node"
 	op   map[string]map[string]string // each client's operations in flight, by process (a clone shares its client's taps)
 
-	// The await: command under way: fired closes when its trigger fired;
-	// release lets the held message go (once the next step is applied).
-	fired   chan struct{}
-	fire    resp.Fire
-	release chan struct{}
-	relOnce *sync.Once
-	armed   *resp.Armed
-	// gate holds the trigger client's commands after a reply until the
-	// step after the await has ended (closeGate).
+	// The awaits of await: command steps armed this cycle, each with the
+	// message it holds and the gate it closes: awaits are armed before the
+	// step before them runs, so two awaits around one fault are armed at
+	// once and each keeps its own (one slot for both let the second's arming
+	// take the first's place: its held message went only at its hold limit,
+	// and the first's release disarmed the second).
+	armed   []*await
+	awaited []*await // those fired and waited for by their step, not yet released, in order
+	just    *await   // the await whose step ran right after another await's (its own release comes later)
+	last    *await   // the await last waited for: its client is the target trigger
+	opened  []*await // released, their gates still closed until the step after them has ended
+}
+
+// await is one await: command's trigger: fired closes when it fired;
+// release lets the held message go (once the next step is applied); gate
+// holds the trigger client's commands after a reply until the step after
+// the await has ended (closeGate).
+type await struct {
+	fired    chan struct{}
+	release  chan struct{}
+	relOnce  sync.Once
+	armed    *resp.Armed
+	fire     resp.Fire // guarded by taps.mu
 	gate     *resp.Armed
 	gateOpen chan struct{}
+	endGate  func() // records the end of the gate's hold
+
+	endMu   sync.Mutex
+	endHeld func() // records the end of the held message's hold (once)
+}
+
+// heldEnded records the end of the held message's hold, once: when it is
+// let go (synchronously, so the window ends before the step that let it go
+// returns) or when its hold limit ran out.
+func (aw *await) heldEnded() {
+	aw.endMu.Lock()
+	end := aw.endHeld
+	aw.endHeld = nil
+	aw.endMu.Unlock()
+	if end != nil {
+		end()
+	}
 }
 
 func newTaps() *taps {
@@ -125,10 +157,9 @@ func (t *taps) opOf(client string) string {
 	return op
 }
 
-// close closes every tap (a held message is let go first).
+// close closes every tap (every held message is let go first).
 func (t *taps) close() {
-	t.releaseHeld()
-	t.openGate()
+	t.releaseAll()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, tp := range t.taps {
@@ -137,7 +168,11 @@ func (t *taps) close() {
 }
 
 // arm arms the trigger of an await: command step and returns the channel
-// closed when it fires.
+// closed when it fires. What it holds is recorded as a fault window
+// (history.FaultCommandHold on the client whose command fired): a request
+// or reply held until the step after the await is applied, or (at:
+// after-reply) the client's further commands held until that step has
+// ended.
 func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 	t := r.taps
 	m := st.Command
@@ -150,34 +185,47 @@ func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, err
 	}
-	fired, release, once := make(chan struct{}), make(chan struct{}), &sync.Once{}
+	aw := &await{fired: make(chan struct{}), release: make(chan struct{})}
 	trig := resp.Trigger{Client: st.By, Names: m.Names(), Key: m.Key, Script: m.Script, SHA: m.SHA, Op: m.Op,
 		Nth: m.Nth, At: at, Reply: reply, HoldLimit: commandHoldLimit(st), Pred: writes(m.Write),
 		OnFire: func(ctx context.Context, f resp.Fire) {
 			t.mu.Lock()
-			t.fire = f
+			aw.fire = f
 			t.mu.Unlock()
 			r.hist.Append(history.Event{Kind: history.Note, Op: NoteCommandFired, Process: f.Client, Target: f.Node, Cycle: r.currentCycle(),
 				Detail: describeFire(f)})
 			if afterReply {
-				r.closeGate(f.Client) // before the client gets the reply
-				close(fired)
+				r.closeGate(aw, f) // before the client gets the reply
+				close(aw.fired)
 				return // the reply goes on at once
 			}
-			close(fired)
+			what := "request"
+			if f.Phase == resp.AtReply {
+				what = "reply"
+			}
+			r.hist.Append(history.Event{Kind: history.FaultStart, Fault: history.FaultCommandHold, Target: f.Client, Cycle: r.currentCycle(),
+				Detail: fmt.Sprintf("the %s of %s held at the tap until the step after the await is applied (%s:%d)", what, describeFire(f), r.sc.File, st.Line)})
+			aw.endMu.Lock()
+			aw.endHeld = func() {
+				r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: history.FaultCommandHold, Target: f.Client, Cycle: r.currentCycle()})
+			}
+			aw.endMu.Unlock()
+			close(aw.fired)
 			select {
-			case <-release:
+			case <-aw.release:
 			case <-ctx.Done():
 			}
+			aw.heldEnded()
 		}}
 	a, err := t.reg.Arm(trig)
 	if err != nil {
 		return nil, err
 	}
+	aw.armed = a
 	t.mu.Lock()
-	t.fired, t.release, t.relOnce, t.armed = fired, release, once, a
+	t.armed = append(t.armed, aw)
 	t.mu.Unlock()
-	return fired, nil
+	return aw.fired, nil
 }
 
 // writes is the predicate of a match that wants writes only (nil: any).
@@ -194,28 +242,81 @@ func commandHoldLimit(st scenarios.Step) time.Duration {
 	return min(resp.MaxHoldLimit, max(resp.DefaultHoldLimit, st.Within.D()+time.Minute))
 }
 
-// releaseHeld lets the message held by the last await: command go, and
-// disarms its trigger if it never fired.
+// awaited records that the step of the await whose trigger closes fired
+// has seen it fire. afterAwait: that step follows another await: command,
+// whose release comes right after this step (and must not be this one's).
+func (t *taps) awaitedNow(fired <-chan struct{}, afterAwait bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, aw := range t.armed {
+		if aw.fired == fired {
+			t.awaited = append(t.awaited, aw)
+			t.last = aw
+			if afterAwait {
+				t.just = aw
+			}
+			return
+		}
+	}
+}
+
+// releaseHeld lets go the messages held by the awaits before the step
+// being run (every await waited for and not yet released, but the one
+// whose own step this is), and disarms those that never fired. Awaits
+// armed for steps still to come are left alone.
 func (t *taps) releaseHeld() {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
-	a, once, release := t.armed, t.relOnce, t.release
-	t.armed = nil
-	t.mu.Unlock()
-	if a != nil {
-		a.Disarm()
+	var rel, keep []*await
+	for _, aw := range t.awaited {
+		if aw == t.just {
+			keep = append(keep, aw)
+			continue
+		}
+		rel = append(rel, aw)
 	}
-	if once != nil {
-		once.Do(func() { close(release) })
+	t.awaited, t.just = keep, nil
+	t.armed = slices.DeleteFunc(t.armed, func(aw *await) bool { return slices.Contains(rel, aw) })
+	t.opened = append(t.opened, rel...)
+	t.mu.Unlock()
+	for _, aw := range rel {
+		aw.let()
 	}
 }
 
-// closeGate holds every further command of a client at the taps until
-// openGate; a command held when the client has died is dropped.
-func (r *run) closeGate(client string) {
+// let disarms an await's trigger (if it never fired) and lets its held
+// message go.
+func (aw *await) let() {
+	aw.armed.Disarm()
+	aw.relOnce.Do(func() { close(aw.release) })
+	aw.heldEnded()
+}
+
+// releaseAll lets every held message go, disarms every trigger armed and
+// opens every gate (the cycle is over, or the run).
+func (t *taps) releaseAll() {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	all := t.armed
+	t.opened = append(t.opened, all...)
+	t.armed, t.awaited, t.just = nil, nil, nil
+	t.mu.Unlock()
+	for _, aw := range all {
+		aw.let()
+	}
+	t.openGate()
+}
+
+// closeGate holds every further command of the client whose command fired
+// aw until its gate opens (openGate); a command held when the client has
+// died is dropped. The hold is recorded as a fault window on that client.
+func (r *run) closeGate(aw *await, f resp.Fire) {
 	t := r.taps
+	client := f.Client
 	open := make(chan struct{})
 	g, err := t.reg.Arm(resp.Trigger{Client: client, At: resp.AtRequest, Every: true, HoldLimit: resp.MaxHoldLimit,
 		OnFire: func(ctx context.Context, f resp.Fire) {
@@ -229,24 +330,42 @@ func (r *run) closeGate(client string) {
 		r.note("tap", "cannot hold "+client+"'s commands: "+err.Error())
 		return
 	}
+	r.hist.Append(history.Event{Kind: history.FaultStart, Fault: history.FaultCommandHold, Target: client, Cycle: r.currentCycle(),
+		Detail: fmt.Sprintf("every further command of %s held at the taps after the reply of %s, until the step after the await has ended", client, describeFire(f))})
 	t.mu.Lock()
-	t.gate, t.gateOpen = g, open
+	aw.gate, aw.gateOpen = g, open
+	aw.endGate = func() {
+		r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: history.FaultCommandHold, Target: client, Cycle: r.currentCycle()})
+	}
 	t.mu.Unlock()
 }
 
-// openGate lets the commands held after a reply go (the step after the
-// await has ended).
+// openGate lets the commands held after a reply go, for the awaits whose
+// held messages were let go (the step after each has ended).
 func (t *taps) openGate() {
 	if t == nil {
 		return
 	}
 	t.mu.Lock()
-	g, open := t.gate, t.gateOpen
-	t.gate, t.gateOpen = nil, nil
+	var gates []*await
+	for _, aw := range t.opened {
+		if aw.gate != nil {
+			gates = append(gates, aw)
+		}
+	}
+	t.opened = nil
 	t.mu.Unlock()
-	if g != nil {
+	for _, aw := range gates {
+		t.mu.Lock()
+		g, open, end := aw.gate, aw.gateOpen, aw.endGate
+		aw.gate, aw.gateOpen, aw.endGate = nil, nil, nil
+		t.mu.Unlock()
+		if g == nil {
+			continue
+		}
 		g.Disarm()
 		close(open)
+		end()
 	}
 }
 
@@ -266,25 +385,29 @@ func (r *run) dead(client string) bool {
 	}
 }
 
-// trigger is the client whose command fired the last await: command.
+// trigger is the client whose command fired the await last waited for.
 func (t *taps) trigger() string {
 	if t == nil {
 		return ""
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.fire.Client
+	if t.last == nil {
+		return ""
+	}
+	return t.last.fire.Client
 }
 
 // awaitCommand waits for the armed trigger to fire, at most within; a
 // trigger that never fires is the finding not-exercised (the lock never
 // sent that command) and ends the cycle's steps.
-func (r *run) awaitCommand(ctx context.Context, st scenarios.Step, fired <-chan struct{}) error {
+func (r *run) awaitCommand(ctx context.Context, st scenarios.Step, fired <-chan struct{}, afterCommand bool) error {
 	select {
 	case <-fired:
+		r.taps.awaitedNow(fired, afterCommand)
 		return nil
 	case <-time.After(st.Within.D()):
-		r.taps.releaseHeld()
+		r.taps.releaseAll()
 		r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteNotExercised, Cycle: r.currentCycle(),
 			Detail: fmt.Sprintf("no command matched %s within %v (%s:%d); the rest of the cycle was skipped", st.Command, st.Within.D(), r.sc.File, st.Line)})
 		fmt.Fprintf(r.log, "cycle %d: no command matched %s within %v: not exercised\n", r.currentCycle(), st.Command, st.Within.D())

@@ -27,7 +27,7 @@ func Registry() campaign.Registry {
 		_, err := runner.BuiltIn(context.Background(), label)
 		return err
 	}
-	return campaign.Registry{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, Limits: hunt.LimitNames(), CheckScenario: checkScenario}
+	return campaign.Registry{Locks: runner.KnownLocks(context.Background()), CheckLock: checkLock, Properties: props, Scenarios: scenarios.Names(), Promise: promise, Limits: hunt.LimitNames(), Searches: hunt.Searches, CheckScenario: checkScenario}
 }
 
 // promise is the promise table's outcome of a built-in lock on a property.

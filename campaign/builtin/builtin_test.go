@@ -103,18 +103,19 @@ func TestExecutorPassesKnownLimitsToTheHunt(t *testing.T) {
 	if !slices.Equal(cat.Limits, hunt.LimitNames()) {
 		t.Fatalf("catalog limits %v, want the hunt's %v", cat.Limits, hunt.LimitNames())
 	}
-	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects:\n  - worker: python3 w.py\n    lock: redis-py\n    known: [node-clock, client-clock]\n  - lock: single\nitems: [{hunt: 7}]\n"), cat)
+	def, err := campaign.Parse("c.yaml", []byte("repetitions: 1\nsubjects:\n  - worker: python3 w.py\n    lock: redis-py\n    known: [node-clock, client-clock]\n  - lock: single\nitems: [{hunt: 7}, {hunt: 8, search: learn}]\n"), cat)
 	if err != nil {
 		t.Fatal(err)
 	}
 	type call struct {
-		known []string
-		seed  int64
-		dir   string
+		known  []string
+		seed   int64
+		search string
+		dir    string
 	}
 	calls := map[string]call{}
-	e := &Executor{Hunt: func(_ context.Context, subj runner.Subject, known []string, seed int64, dir string) campaign.Result {
-		calls[subj.Name()] = call{known, seed, dir}
+	e := &Executor{Hunt: func(_ context.Context, subj runner.Subject, known []string, seed int64, search, dir string) campaign.Result {
+		calls[subj.Name()] = call{known, seed, search, dir}
 		return campaign.Result{Outcome: campaign.Held}
 	}}
 	e.subjects = map[string]subjectOrErr{
@@ -126,8 +127,12 @@ func TestExecutorPassesKnownLimitsToTheHunt(t *testing.T) {
 		if r := e.Run(context.Background(), spec); r.Outcome != campaign.Held {
 			t.Fatalf("%s: %s (%s)", spec.Identity, r.Outcome, r.Finding)
 		}
-		if c := calls[spec.Subject.Label()]; c.seed != 7 || c.dir != spec.Dir {
-			t.Errorf("%s: hunt got seed %d in %q, want 7 in %q", spec.Identity, c.seed, c.dir, spec.Dir)
+		seed, search := int64(7), ""
+		if spec.Item.Name == "8" {
+			seed, search = 8, hunt.SearchLearn
+		}
+		if c := calls[spec.Subject.Label()]; c.seed != seed || c.search != search || c.dir != spec.Dir {
+			t.Errorf("%s: hunt got seed %d search %q in %q, want %d %q in %q", spec.Identity, c.seed, c.search, c.dir, seed, search, spec.Dir)
 		}
 	}
 	if got := calls["redis-py"].known; !slices.Equal(got, []string{"client-clock", "node-clock"}) {

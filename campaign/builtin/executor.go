@@ -29,7 +29,7 @@ type Executor struct {
 	// subject's known limits (a worker's `known:`; a built-in lock's come
 	// from its promise table inside the hunt). Nil: hunt items are a
 	// harness error.
-	Hunt func(ctx context.Context, subj runner.Subject, known []string, seed int64, dir string) campaign.Result
+	Hunt func(ctx context.Context, subj runner.Subject, known []string, seed int64, search, dir string) campaign.Result
 
 	mu       sync.Mutex
 	subjects map[string]subjectOrErr
@@ -77,7 +77,7 @@ func (e *Executor) Run(ctx context.Context, spec campaign.RunSpec) campaign.Resu
 			res.Outcome, res.Finding = campaign.HarnessError, "hunt items need the hunt (simulate campaign runs them)"
 			break
 		}
-		r := e.Hunt(ctx, subj, spec.Subject.Known, spec.Item.Seed(), spec.Dir)
+		r := e.Hunt(ctx, subj, spec.Subject.Known, spec.Item.Seed(), spec.Item.Search, spec.Dir)
 		r.Subject = res.Subject
 		res = r
 	default:

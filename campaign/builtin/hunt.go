@@ -16,15 +16,16 @@ import (
 const HuntSchedules = 10
 
 // Hunter returns the Executor's Hunt: one seed is a hunt of HuntSchedules
-// schedules that stops at its first violation, shrinks it and measures the
+// schedules (drawn by the item's search, hunt.Searches; "" the default)
+// that stops at its first violation, shrinks it and measures the
 // minimal scenario over rateRuns runs; known are the subject's known
 // limits (hunt.Options.KnownViolations: their faults are never drawn).
 // Held: nothing found; violated: the violation, with its minimal scenario;
 // unknown: no schedule proved anything.
-func Hunter(opt runner.Options, rateRuns int) func(ctx context.Context, subj runner.Subject, known []string, seed int64, dir string) campaign.Result {
-	return func(ctx context.Context, subj runner.Subject, known []string, seed int64, dir string) campaign.Result {
+func Hunter(opt runner.Options, rateRuns int) func(ctx context.Context, subj runner.Subject, known []string, seed int64, search, dir string) campaign.Result {
+	return func(ctx context.Context, subj runner.Subject, known []string, seed int64, search, dir string) campaign.Result {
 		var res campaign.Result
-		o := hunt.Options{Seed: seed, Runs: HuntSchedules, RateRuns: rateRuns, Run: opt, Dir: dir, KnownViolations: slices.Clone(known)}
+		o := hunt.Options{Seed: seed, Runs: HuntSchedules, RateRuns: rateRuns, Run: opt, Dir: dir, KnownViolations: slices.Clone(known), Search: search}
 		r, err := hunt.Run(ctx, subj, o)
 		switch {
 		case err != nil:

@@ -39,6 +39,7 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	props := f.String("properties", "", "comma-separated properties or prefixes")
 	scens := f.String("scenarios", "", "comma-separated scenario names or files")
 	hunts := f.String("hunt", "", "comma-separated hunt seeds or FROM:COUNT ranges")
+	f.StringVar(&v.HuntSearch, "hunt-search", "", fmt.Sprintf("the -hunt seeds' search (allowed: %s; default random)", strings.Join(hunt.Searches, ", ")))
 	f.IntVar(&v.Repetitions, "repeat", 1, "runs of every cell")
 	shard := f.String("shard", "1/1", "run the i-th of N slices (1-based), assigned by a stable hash of each run's identity")
 	results := f.String("results", "reports/campaign", "the shard's results folder (results.jsonl, shard.json, each run's report)")
@@ -52,7 +53,7 @@ func cmdCampaign(args []string, stdout, stderr io.Writer) int {
 	}
 	v.Locks, v.Properties, v.Scenarios, v.Hunt, v.WorkerKnown = list(*locks), list(*props), list(*scens), list(*hunts), list(*workerKnown)
 	if *emit != "" {
-		given := *def != "" || v.Name != "" || v.Worker != "" || v.WorkerLock != "" || f.set("repeat") ||
+		given := *def != "" || v.Name != "" || v.Worker != "" || v.WorkerLock != "" || v.HuntSearch != "" || f.set("repeat") ||
 			len(v.Locks)+len(v.Properties)+len(v.Scenarios)+len(v.Hunt)+len(v.WorkerKnown) > 0
 		return emitK8s(f, *emit, *def, v, given, pos, stdout, stderr)
 	}
