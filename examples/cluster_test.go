@@ -296,3 +296,35 @@ func TestClusterWorkers(t *testing.T) {
 		})
 	}
 }
+
+// The path check of TestClusterWorkers can fail: with the announced
+// addresses (the peer proxies) cut, the redis-py worker still acquires
+// through its own proxies, and the same worker with its remap taken out
+// (testdata/noremap_cluster_worker.py), which dials the announced
+// addresses after reading the slot map, does not.
+func TestClusterRemapCheckCatchesADirectDial(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real nodes")
+	}
+	c := testCluster(t)
+	for _, m := range c.DataNodes() {
+		p, _ := c.Net.Get(cluster.PeerProxy(m.Name))
+		if err := p.Disable(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, w := range []struct {
+		argv   []string
+		wantOK bool
+	}{
+		{[]string{"/usr/bin/python3", "python-redis/worker_cluster.py"}, true},
+		{[]string{"/usr/bin/python3", "testdata/noremap_cluster_worker.py"}, false},
+	} {
+		cc := startClusterClient(t, c, clusterWorker{lock: "redis-py-cluster", argv: w.argv}, fmt.Sprintf("c%d", i+1))
+		st, msg := cc.acquire("res-0", "L1", 0)
+		if (st == "ok") != w.wantOK {
+			t.Errorf("%s with the peer proxies cut: acquire %s (%s), want ok %v", w.argv[1], st, msg, w.wantOK)
+		}
+		t.Logf("%s with the peer proxies cut: acquire %s (%.120s)", w.argv[1], st, msg)
+	}
+}
