@@ -301,7 +301,8 @@ func TestClusterWorkers(t *testing.T) {
 // addresses (the peer proxies) cut, the redis-py worker still acquires
 // through its own proxies, and the same worker with its remap taken out
 // (testdata/noremap_cluster_worker.py), which dials the announced
-// addresses after reading the slot map, does not.
+// addresses after reading the slot map, does not (its init or its
+// acquire fails).
 func TestClusterRemapCheckCatchesADirectDial(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real nodes")
@@ -320,11 +321,35 @@ func TestClusterRemapCheckCatchesADirectDial(t *testing.T) {
 		{[]string{"/usr/bin/python3", "python-redis/worker_cluster.py"}, true},
 		{[]string{"/usr/bin/python3", "testdata/noremap_cluster_worker.py"}, false},
 	} {
-		cc := startClusterClient(t, c, clusterWorker{lock: "redis-py-cluster", argv: w.argv}, fmt.Sprintf("c%d", i+1))
-		st, msg := cc.acquire("res-0", "L1", 0)
+		name := fmt.Sprintf("c%d", i+1)
+		addrs, err := c.ClientAddrs(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		remap, err := c.ClientRemap(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seeds []string
+		for _, m := range c.DataNodes() {
+			seeds = append(seeds, addrs[m.Name])
+		}
+		ep, _ := json.Marshal(map[string]any{"cluster": seeds, "cluster_remap": remap})
+		send, recv := session(t, w.argv)
+		send(fmt.Sprintf(`{"cmd":"init","client":%q,"endpoints":%s,"resource":"127.0.0.1:9"}`, name, ep))
+		// redis-py's cluster client sends COMMAND to a node as it is
+		// made: a client that dials the cut addresses may fail already.
+		st, msg := "", ""
+		if m := recv(); m.Type != "ready" {
+			st, msg = m.Type, m.Error
+		} else {
+			send(`{"cmd":"acquire","op":1,"key":"res-0","lease":"L1","ttl_ms":20000,"wait_ms":0}`)
+			m := recv()
+			st, msg = m.Status, m.Error
+		}
 		if (st == "ok") != w.wantOK {
 			t.Errorf("%s with the peer proxies cut: acquire %s (%s), want ok %v", w.argv[1], st, msg, w.wantOK)
 		}
-		t.Logf("%s with the peer proxies cut: acquire %s (%.120s)", w.argv[1], st, msg)
+		t.Logf("%s with the peer proxies cut: init or acquire %s (%.160s)", w.argv[1], st, msg)
 	}
 }
