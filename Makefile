@@ -161,6 +161,9 @@ define WORKERS
 /usr/bin/php examples/php-symfony/worker.php
 /usr/bin/php examples/php-symfony/worker_combined.php
 /usr/bin/php examples/php-laravel/worker.php
+/usr/bin/python3 examples/python-redis/worker_cluster.py
+/usr/bin/php examples/php-symfony/worker_cluster.php
+/usr/bin/php examples/php-laravel/worker_cluster.php
 endef
 export WORKERS
 cards: debs-servers debs-python debs-php build image
@@ -183,6 +186,8 @@ HUNT_SEARCH ?= learn
 HUNT_PARALLEL ?= 2
 HUNT_GO_LIBS ?= etcd go-zero gocron-redis-lock redislock redsync rueidislock
 # One library worker a line: its known limits (from its card), its command.
+# A cluster worker (worker_cluster.*) is told its single-master twin's
+# limits: the same lock, whose docs promise nothing more on a cluster.
 define HUNT_WORKERS
 node-clock,failover /usr/bin/python3 examples/python-redis/worker.py
 node-clock,failover /usr/bin/python3 examples/python-redis/worker_asyncio.py
@@ -191,6 +196,9 @@ client-clock,node-clock /usr/bin/php examples/php-malkusch/worker.php
 client-clock,node-clock,client-crash,failover /usr/bin/php examples/php-symfony/worker.php
 client-clock,node-clock,client-crash,node-restart,partition /usr/bin/php examples/php-symfony/worker_combined.php
 node-clock,failover /usr/bin/php examples/php-laravel/worker.php
+node-clock,failover /usr/bin/python3 examples/python-redis/worker_cluster.py
+client-clock,node-clock,client-crash,failover /usr/bin/php examples/php-symfony/worker_cluster.php
+node-clock,failover /usr/bin/php examples/php-laravel/worker_cluster.php
 endef
 export HUNT_WORKERS
 hunt-libraries: debs-servers debs-python debs-php build $(if $(filter docker,$(backend)),image)

@@ -32,6 +32,9 @@ var workers = []libraryWorker{
 	{"symfony-redis", "single", []string{"extend"}, nil, []string{"/usr/bin/php", "php-symfony/worker.php"}, []string{"php-symfony-lock", "php-redis"}},
 	{"symfony-combined", "masters", []string{"extend"}, []string{"strategy"}, []string{"/usr/bin/php", "php-symfony/worker_combined.php"}, []string{"php-symfony-lock", "php-redis"}},
 	{"laravel-redis", "single", nil, []string{"block_sleep_ms"}, []string{"/usr/bin/php", "php-laravel/worker.php"}, []string{"php-illuminate-cache", "php-illuminate-redis", "php-redis"}},
+	{"redis-py-cluster", "cluster", []string{"extend"}, []string{"sleep_ms"}, []string{"/usr/bin/python3", "python-redis/worker_cluster.py"}, []string{"python3-redis"}},
+	{"symfony-redis-cluster", "cluster", []string{"extend"}, nil, []string{"/usr/bin/php", "php-symfony/worker_cluster.php"}, []string{"php-symfony-lock", "php-redis"}},
+	{"laravel-redis-cluster", "cluster", nil, []string{"block_sleep_ms"}, []string{"/usr/bin/php", "php-laravel/worker_cluster.php"}, []string{"php-illuminate-cache", "php-illuminate-redis", "php-redis"}},
 }
 
 // debianVersion is the installed version of a Debian package; the test

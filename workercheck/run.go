@@ -114,8 +114,8 @@ func Run(ctx context.Context, argv []string, opts Options) (rep *Report, err err
 		switch {
 		case c.ID != idDescribe && !described:
 			res = Result{ID: c.ID, Status: StatusSkip, Reason: "not run: " + idDescribe + " failed, so the worker's lock is unknown"}
-		case c.Servers && e.ready.Needs == "etcd":
-			res = Result{ID: c.ID, Status: StatusSkip, Reason: "not run: the lock needs etcd, and worker-check starts only redis-server (needs single or masters)"}
+		case c.Servers && (e.ready.Needs == "etcd" || e.ready.Needs == "cluster"):
+			res = Result{ID: c.ID, Status: StatusSkip, Reason: "not run: the lock needs " + string(e.ready.Needs) + ", and worker-check starts only standalone redis-server nodes (needs single or masters)"}
 		default:
 			res, err = e.runCheck(c)
 			if err != nil {

@@ -47,16 +47,16 @@ use Lockfault\Grant;
 use Lockfault\Unknown;
 use Lockfault\Worker;
 
-final class Laravel extends Adapter
+class Laravel extends Adapter
 {
     public string $lock = 'laravel-redis';
     public string $needs = 'single';
     public array $caps = [];
     public array $options = ['block_sleep_ms' => [null, "the wait between attempts of a blocking acquire (betweenBlockedAttemptsSleepFor, default 250)"]];
     public bool $readsWallClock = false; // SET NX EX: the server keeps the time; the wait is measured on hrtime
-    private array $ep = [];
+    protected array $ep = [];
     private string $addr = '';
-    private ?RedisStore $store = null;
+    protected ?RedisStore $store = null;
     private int $sleepMs = 250;
 
     public function version(): string
@@ -81,7 +81,8 @@ final class Laravel extends Adapter
         $this->store = null;
     }
 
-    private function store(): RedisStore
+    /** The store for the next acquire: a connection to the current master. */
+    protected function store(): RedisStore
     {
         $addr = Worker::masterAddress($this->ep);
         if ($this->store === null || $addr !== $this->addr) {
@@ -140,4 +141,7 @@ final class Laravel extends Adapter
     }
 }
 
-Worker::main(Laravel::class);
+// worker_cluster.php requires this file for the class.
+if (realpath($_SERVER['SCRIPT_FILENAME']) === __FILE__) {
+    Worker::main(Laravel::class);
+}

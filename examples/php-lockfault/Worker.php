@@ -56,7 +56,7 @@ const COMMANDS = [
     'shutdown' => [],
 ];
 const OPERATIONS = ['acquire', 'cs', 'release', 'extend', 'round'];
-const ENDPOINT_KEYS = ['master', 'masters', 'etcd', 'password', 'primary', 'sentinels'];
+const ENDPOINT_KEYS = ['cluster', 'cluster_remap', 'master', 'masters', 'etcd', 'password', 'primary', 'sentinels'];
 const COMMAND_NAMES = 'init, acquire, cs, release, extend, round, failpoint, clock, cut, endpoints, shutdown';
 
 /** CLOCK_MONOTONIC in ns, the harness's clock. */
@@ -476,7 +476,23 @@ final class Command
             if ($v === null) {
                 throw Refused::malformed("field endpoints.$k: null is not allowed (leave the key out)");
             }
-            if (in_array($k, ['sentinels', 'masters', 'etcd'], true)) {
+            if ($k === 'cluster_remap') {
+                if (!$v instanceof JsonObject || count($v->m) > 1000) {
+                    throw Refused::malformed("field endpoints.cluster_remap: want an object of addresses (announced -> this client's)");
+                }
+                foreach ($v->m as $from => $to) {
+                    $from = (string) $from;
+                    if ($to === null) {
+                        throw Refused::malformed('field endpoints.cluster_remap.' . substr($from, 0, 100) . ': null is not allowed');
+                    }
+                    if (!is_string($to) || strlen($from) > MAX_STRING || strlen($to) > MAX_STRING) {
+                        throw Refused::malformed('field endpoints.cluster_remap.' . substr($from, 0, 100) . ': not a string');
+                    }
+                    Worker::hostPort($from, 'endpoints.cluster_remap');
+                    Worker::hostPort($to, 'endpoints.cluster_remap.' . substr($from, 0, 100));
+                }
+                $ep->m[$k] = $v->m;
+            } elseif (in_array($k, ['sentinels', 'masters', 'etcd', 'cluster'], true)) {
                 if (!is_array($v) || count($v) > 1000) {
                     throw Refused::malformed("field endpoints.$k: want a list of addresses");
                 }
@@ -913,7 +929,7 @@ final class Worker
             $this->resource = self::hostPort($c['resource'], 'resource');
         }
         $ep = $c['endpoints'] ?? [];
-        if (!empty($ep['primary']) || !empty($ep['sentinels']) || !empty($ep['masters']) || !empty($ep['etcd'])) {
+        if (!empty($ep['primary']) || !empty($ep['sentinels']) || !empty($ep['masters']) || !empty($ep['etcd']) || !empty($ep['cluster'])) {
             if ($this->resource === null) {
                 throw Refused::malformed('field resource: init with endpoints needs the resource address');
             }
@@ -926,6 +942,9 @@ final class Worker
         $a = $this->adapter;
         if ($a->needs === 'masters' && empty($ep['masters'])) {
             throw Refused::notSupported("field endpoints: lock {$a->lock} needs masters (independent masters)");
+        }
+        if ($a->needs === 'cluster' && empty($ep['cluster'])) {
+            throw Refused::notSupported("field endpoints: lock {$a->lock} needs cluster (the seeds of a Redis Cluster)");
         }
         if ($a->needs === 'single' && empty($ep['primary']) && empty($ep['sentinels'])) {
             throw Refused::notSupported("field endpoints: lock {$a->lock} needs primary (or sentinels + master)");
@@ -1239,6 +1258,27 @@ final class Worker
             Worker::log("connect $hostPort: " . $e->getMessage());
         }
         return $r;
+    }
+
+    /**
+     * A phpredis cluster client seeded with endpoints.cluster: 5 s connect
+     * and read timeouts, AUTH when the scenario has a password. phpredis
+     * (5.3.7) has no address remap: after it reads the slot map from a seed
+     * it dials the addresses the cluster announces (every one a proxy's,
+     * the node's peer proxy), not endpoints.cluster_remap's. A seed it
+     * cannot map the keyspace from is a Fail: no command was sent.
+     */
+    public static function phpredisCluster(array $ep): \RedisCluster
+    {
+        foreach ($ep['cluster'] as $s) {
+            self::hostPort($s, 'endpoints.cluster');
+        }
+        $password = $ep['password'] ?? '';
+        try {
+            return new \RedisCluster(null, $ep['cluster'], 5.0, 5.0, false, $password === '' ? null : $password);
+        } catch (\RedisClusterException $e) {
+            throw new Fail('RedisClusterException: ' . $e->getMessage());
+        }
     }
 
     /**

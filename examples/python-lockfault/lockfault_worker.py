@@ -55,7 +55,7 @@ COMMANDS = {
     "shutdown": set(),
 }
 OPERATIONS = {"acquire", "cs", "release", "extend", "round"}
-ENDPOINT_KEYS = {"primary", "sentinels", "master", "masters", "etcd", "password"}
+ENDPOINT_KEYS = {"primary", "sentinels", "master", "masters", "etcd", "cluster", "cluster_remap", "password"}
 COMMAND_NAMES = "init, acquire, cs, release, extend, round, failpoint, clock, cut, endpoints, shutdown"
 
 # The environment of a worker re-executed under the clock shim.
@@ -122,7 +122,7 @@ class Adapter:
     connect, acquire and release (extend if the library has one)."""
 
     lock = ""  # the name ready declares
-    needs = "single"  # single or masters
+    needs = "single"  # single, masters or cluster
     caps = []  # only what the library itself promises
     failpoints = []  # failpoints the library's code hits, beyond WORKER_FAILPOINTS
     options = {}  # option name -> (allowed values or None for any, help text)
@@ -312,7 +312,17 @@ def _endpoints(ep):
             raise malformed("field endpoints.%s: unknown key (allowed: %s)" % (k[:100], ", ".join(sorted(ENDPOINT_KEYS))))
         if v is None:
             raise malformed("field endpoints.%s: null is not allowed (leave the key out)" % k)
-        if k in ("sentinels", "masters", "etcd"):
+        if k == "cluster_remap":
+            if not isinstance(v, dict) or len(v) > 1000:
+                raise malformed("field endpoints.cluster_remap: want an object of addresses (announced -> this client's)")
+            for a, b in v.items():
+                if b is None:
+                    raise malformed("field endpoints.cluster_remap.%s: null is not allowed" % a[:100])
+                if not isinstance(b, str) or len(a) > MAX_STRING or len(b) > MAX_STRING:
+                    raise malformed("field endpoints.cluster_remap.%s: not a string" % a[:100])
+                host_port(a, "endpoints.cluster_remap")
+                host_port(b, "endpoints.cluster_remap.%s" % a[:100])
+        elif k in ("sentinels", "masters", "etcd", "cluster"):
             if isinstance(v, list) and None in v:
                 raise malformed("field endpoints.%s[%d]: null is not allowed" % (k, v.index(None)))
             if not isinstance(v, list) or not all(isinstance(x, str) and 0 < len(x) <= MAX_STRING for x in v) or len(v) > 1000:
@@ -512,7 +522,7 @@ class Worker:
         if "resource" in c:
             self.resource = host_port(c["resource"], "resource")
         ep = c.get("endpoints", {})
-        if any(ep.get(k) for k in ("primary", "sentinels", "masters", "etcd")):
+        if any(ep.get(k) for k in ("primary", "sentinels", "masters", "etcd", "cluster")):
             if self.resource is None:
                 raise malformed("field resource: init with endpoints needs the resource address")
             self.connect(ep)
@@ -521,6 +531,8 @@ class Worker:
         a = self.adapter
         if a.needs == "masters" and not ep.get("masters"):
             raise not_supported("field endpoints: lock %s needs masters (independent masters)" % a.lock)
+        if a.needs == "cluster" and not ep.get("cluster"):
+            raise not_supported("field endpoints: lock %s needs cluster (the seeds of a Redis Cluster)" % a.lock)
         if a.needs == "single" and not (ep.get("primary") or ep.get("sentinels")):
             raise not_supported("field endpoints: lock %s needs primary (or sentinels + master)" % a.lock)
         if ep.get("sentinels") and not ep.get("master"):

@@ -97,6 +97,10 @@ class RedisPy(lw.Adapter):
             nodes = [lw.host_port(s, "endpoints.sentinels") for s in ep["sentinels"]]
             sentinel = redis.sentinel.Sentinel(nodes, socket_timeout=SOCKET_TIMEOUT, sentinel_kwargs={"socket_timeout": SOCKET_TIMEOUT})
             client = sentinel.master_for(ep["master"], **kw)
+        self.use(client)
+
+    def use(self, client):
+        """Point the worker, and every lock it made, at a new client."""
         old, self.redis = self.redis, client
         for lk in self.locks:
             lk.redis = client
@@ -106,8 +110,11 @@ class RedisPy(lw.Adapter):
             except Exception:
                 pass
 
+    def new_lock(self, key, ttl_ms, wait_ms):
+        return redis.lock.Lock(self.redis, key, timeout=ttl_ms / 1000, sleep=self.sleep, blocking_timeout=wait_ms / 1000)
+
     def acquire(self, key, ttl_ms, wait_ms):
-        lk = redis.lock.Lock(self.redis, key, timeout=ttl_ms / 1000, sleep=self.sleep, blocking_timeout=wait_ms / 1000)
+        lk = self.new_lock(key, ttl_ms, wait_ms)
         start = lw.now()
         deadline = time.monotonic() + wait_ms / 1000
         try:
