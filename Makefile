@@ -162,9 +162,13 @@ define WORKERS
 /usr/bin/php examples/php-symfony/worker_combined.php
 /usr/bin/php examples/php-laravel/worker.php
 /usr/bin/python3 examples/python-redis/worker_cluster.py
-/usr/bin/php examples/php-symfony/worker_cluster.php
-/usr/bin/php examples/php-laravel/worker_cluster.php
 endef
+# Not carded yet: examples/php-symfony/worker_cluster.php and
+# examples/php-laravel/worker_cluster.php. phpredis' RedisCluster cannot
+# remap the addresses the nodes announce, so after seeding a PHP client's
+# traffic goes over the nodes' shared peer proxies, not its own: a fault
+# on one client's links does not reach it alone, and the cluster
+# properties would judge a schedule that did not happen.
 export WORKERS
 cards: debs-servers debs-python debs-php build image
 	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
@@ -197,8 +201,6 @@ client-clock,node-clock,client-crash,failover /usr/bin/php examples/php-symfony/
 client-clock,node-clock,client-crash,node-restart,partition /usr/bin/php examples/php-symfony/worker_combined.php
 node-clock,failover /usr/bin/php examples/php-laravel/worker.php
 node-clock,failover /usr/bin/python3 examples/python-redis/worker_cluster.py
-client-clock,node-clock,client-crash,failover /usr/bin/php examples/php-symfony/worker_cluster.php
-node-clock,failover /usr/bin/php examples/php-laravel/worker_cluster.php
 endef
 export HUNT_WORKERS
 hunt-libraries: debs-servers debs-python debs-php build $(if $(filter docker,$(backend)),image)
