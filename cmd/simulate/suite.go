@@ -162,6 +162,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
 	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
 	readme := f.String("readme", "", "with -summary: also rewrite this README's cards block (its generated:cards markers) from that page (make cards: README.md)")
+	add := f.Bool("add", false, "with -summary: replace only the rows and findings of the locks this run measured in its backend's section, keeping every other lock's (card a new lock without running every lock again)")
 	var workers []string
 	f.Func("worker", "also the lock of this external worker (repeatable; see simulate suite -worker)", func(s string) error {
 		workers = append(workers, s)
@@ -175,6 +176,9 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	if err := pages.CheckCardsReadme(*readme, *summary); err != nil {
 		return f.fail("-readme: %v", err)
+	}
+	if *add && *summary == "" {
+		return f.fail("-add: give -summary, the page whose rows it replaces")
 	}
 	ctx, stop := interruptible()
 	defer stop()
@@ -219,7 +223,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 		return f.fail("%v", err)
 	}
 	if *summary != "" {
-		if err := pages.WriteCardsSummary(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
+		write := pages.WriteCardsSummary
+		if *add {
+			write = pages.AddCardsSummary
+		}
+		if err := write(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
 			return f.fail("-summary: %v", err)
 		}
 	}
