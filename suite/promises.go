@@ -18,6 +18,9 @@ const (
 	nodeDrift        = "Redis expires keys by its realtime clock: a clock that runs fast frees the held key early, and no fencing token guards the resource"
 	mastersClock     = "a master whose clock jumps drops the holder's key early, and a majority without the holder's key grants it again; no fencing token guards the resource (C10)"
 	asyncFailover    = "asynchronous replication loses the grant on failover (C5)"
+	clusterFailover  = "asynchronous replication loses the grant when the cluster fails the key's master over to its replica (C5 on a cluster)"
+	clusterMinority  = "its validity is the TTL: a grant from a master cut off in a minority outlives the majority's failover of that master, whose replica never got the key"
+	clusterClock     = "every node's clock moves (the property's fault acts on all of them): the keys expire early on every master, and no fencing token guards the resource"
 	sentinelFailover = "asynchronous replication loses the grant on a Sentinel failover (C5)"
 )
 
@@ -27,7 +30,32 @@ const (
 // (TestPromises) runs each lock through the suite and compares.
 var violations = map[string]map[string]string{
 	"single-cluster": {
-		"cluster/minority-grant": "its validity is the TTL: a grant from a master cut off in a minority outlives the majority's failover of that master, whose replica never got the key",
+		"cluster/minority-grant": clusterMinority,
+		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
+		"failover/async-replica": clusterFailover,
+	},
+	"redislock-cluster": {
+		"cluster/minority-grant": clusterMinority,
+		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
+		"failover/async-replica": clusterFailover,
+	},
+	"redsync-cluster": {
+		"cluster/minority-grant": clusterMinority,
+		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
+		"failover/async-replica": clusterFailover,
+	},
+	"redlock-cluster": {
+		"clock/node-jump":  clusterClock,
+		"clock/node-drift": clusterClock,
+	},
+	"rueidislock-cluster": {
+		"clock/node-jump":       clusterClock,
+		"clock/node-drift":      clusterClock,
+		"validity/slow-acquire": "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 350 ms on the replies the slow client is never granted",
+		"clock/client-steps":    "rueidislock dates its keys' expiry from the client's wall clock (SET NX PXAT and PEXPIREAT deadline.UnixMilli(), rueidislock/lock.go): a client whose clock steps back sets an expiry the server reaches early, and a second client acquires while the first one's lock context still says held",
 	},
 	"setnx-expire": {
 		"clock/node-jump":              nodeClock,
