@@ -150,7 +150,10 @@ suite: debs-servers $(WORKER_DEBS) build image
 # lockfault-ext), every Python and PHP library through its worker, and the
 # lock × property table (cards.md, cards.png, linking every report), and
 # docs/CARDS.md (what was measured, with versions, linking nothing) with
-# its tallies in README.md.
+# its tallies in README.md. To card some locks only (a lock new to
+# lockfault) without running every other lock again:
+#   ./bin/simulate cards -backend process -locks A,B -summary docs/CARDS.md -readme README.md -add
+# replaces (or adds) their rows and findings and keeps every other lock's.
 # One worker command per line (a command holds spaces, so the list is split
 # on newlines, not on words).
 define WORKERS

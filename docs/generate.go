@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/claims"
 	"github.com/lockfault/lockfault/faults"
 	"github.com/lockfault/lockfault/lockimpl"
@@ -117,14 +118,24 @@ func propertyTable(context.Context) (string, error) {
 	b.WriteString("| property | applies to | requires | mutation pair (violates / holds) | the promise |\n|---|---|---|---|---|\n")
 	for _, p := range suite.All() {
 		needs := "every lock"
+		if p.Cluster == nil && len(p.Needs) == 0 {
+			needs = "every lock but a cluster's"
+		}
+		pair := p.Broken + " / " + p.Correct
 		if len(p.Needs) > 0 {
 			var ns []string
 			for _, n := range p.Needs {
 				ns = append(ns, string(n))
 			}
+			if p.Cluster != nil {
+				ns = append(ns, string(lockfault.NeedsCluster))
+			}
 			needs = strings.Join(ns, ", ")
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s / %s | %s |\n", p.Name, needs, p.Requirement(), p.Broken, p.Correct, cell(p.Explanation))
+		if c := p.Cluster; c != nil {
+			pair += "; on a cluster " + c.Broken + " / " + c.Correct
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", p.Name, needs, p.Requirement(), pair, cell(p.Explanation))
 	}
 	return b.String(), nil
 }

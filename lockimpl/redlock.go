@@ -95,7 +95,7 @@ const (
 type redlock struct {
 	cfg         Config
 	addrs       []string
-	nodes       []*redis.Client
+	nodes       []redlockNode
 	quorum      int
 	nodeTimeout time.Duration // 0: derived from the TTL
 	retryDelay  time.Duration
@@ -111,7 +111,20 @@ func newRedlock(cfg Config) (Lock, error) {
 	if len(cfg.Endpoints.Masters) == 0 {
 		return nil, fmt.Errorf("redlock: no masters in endpoints")
 	}
-	r := &redlock{cfg: cfg, addrs: cfg.Endpoints.Masters, quorum: len(cfg.Endpoints.Masters)/2 + 1, jitter: true}
+	r, err := redlockOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	r.addrs, r.quorum = cfg.Endpoints.Masters, len(cfg.Endpoints.Masters)/2+1
+	for _, addr := range r.addrs {
+		r.nodes = append(r.nodes, redlockNode{c: QuorumNodeClient(addr, cfg.Endpoints.Password, r.baseTimeout())})
+	}
+	return r, nil
+}
+
+// redlockOptions is a redlock without nodes, its options read.
+func redlockOptions(cfg Config) (*redlock, error) {
+	r := &redlock{cfg: cfg, jitter: true}
 	var err error
 	if v := cfg.Option("node-timeout", ""); v != "" {
 		if r.nodeTimeout, err = redlockDuration("node-timeout", v); err != nil {
@@ -124,14 +137,13 @@ func newRedlock(cfg Config) (Lock, error) {
 	if r.jitter, err = strconv.ParseBool(cfg.Option("retry-jitter", "true")); err != nil {
 		return nil, fmt.Errorf("redlock: option retry-jitter: %q is not true or false", cfg.Option("retry-jitter", ""))
 	}
-	base := RedlockMaxNodeTimeout
-	if r.nodeTimeout > base {
-		base = r.nodeTimeout
-	}
-	for _, addr := range r.addrs {
-		r.nodes = append(r.nodes, QuorumNodeClient(addr, cfg.Endpoints.Password, base))
-	}
 	return r, nil
+}
+
+// baseTimeout is the nodes' dial, read and write timeout: the per-request
+// deadlines come from the context (the per-node timeout).
+func (r *redlock) baseTimeout() time.Duration {
+	return max(RedlockMaxNodeTimeout, r.nodeTimeout)
 }
 
 // QuorumNodeClient connects to one of several independent masters (the
@@ -185,7 +197,7 @@ type redlockResult struct {
 
 // each runs f on every master concurrently, each call bounded by timeout,
 // and returns the answers in master order.
-func (r *redlock) each(ctx context.Context, timeout time.Duration, f func(ctx context.Context, c *redis.Client) (bool, error)) []redlockResult {
+func (r *redlock) each(ctx context.Context, timeout time.Duration, f func(ctx context.Context, n redlockNode) (bool, error)) []redlockResult {
 	res := make([]redlockResult, len(r.nodes))
 	var wg sync.WaitGroup
 	for i, c := range r.nodes {
@@ -213,9 +225,21 @@ func NotSent(err error) bool {
 	return errors.As(err, &rerr)
 }
 
-func redlockUnlock(key, token string) func(context.Context, *redis.Client) (bool, error) {
-	return func(ctx context.Context, c *redis.Client) (bool, error) {
-		n, err := unlockScript.Run(ctx, c, []string{key}, token).Int()
+// redlockNode is where Redlock keeps one of its keys: an independent
+// master (the key as named), or one of a Redis Cluster's masters through a
+// cluster client (the key behind the hash tag that puts it in a slot of
+// that master, redlock-cluster).
+type redlockNode struct {
+	c   redis.UniversalClient
+	tag string
+}
+
+// key is the lock key as stored on this node.
+func (n redlockNode) key(key string) string { return n.tag + key }
+
+func redlockUnlock(key, token string) func(context.Context, redlockNode) (bool, error) {
+	return func(ctx context.Context, nd redlockNode) (bool, error) {
+		n, err := unlockScript.Run(ctx, nd.c, []string{nd.key(key)}, token).Int()
 		return n == 1, err
 	}
 }
@@ -292,8 +316,8 @@ func (r *redlock) attempt(ctx context.Context, resource, key string, ttl time.Du
 	token := RandomToken()
 	timeout := r.timeoutFor(ttl)
 	start := time.Now()
-	set := r.each(ctx, timeout, func(ctx context.Context, c *redis.Client) (bool, error) {
-		return c.SetNX(ctx, key, token, ttl).Result()
+	set := r.each(ctx, timeout, func(ctx context.Context, n redlockNode) (bool, error) {
+		return n.c.SetNX(ctx, n.key(key), token, ttl).Result()
 	})
 	r.cfg.Hit("after-setnx")
 	elapsed := time.Since(start)
@@ -407,8 +431,8 @@ func (r *redlock) Extend(ctx context.Context, l *Lease, ttl time.Duration) error
 	}
 	key := KeyFor(l.Resource)
 	start := time.Now()
-	res := r.each(ctx, r.timeoutFor(ttl), func(ctx context.Context, c *redis.Client) (bool, error) {
-		n, err := extendScript.Run(ctx, c, []string{key}, l.Token, ttl.Milliseconds()).Int()
+	res := r.each(ctx, r.timeoutFor(ttl), func(ctx context.Context, nd redlockNode) (bool, error) {
+		n, err := extendScript.Run(ctx, nd.c, []string{nd.key(key)}, l.Token, ttl.Milliseconds()).Int()
 		return n == 1, err
 	})
 	r.cfg.Hit("after-extend")
@@ -453,8 +477,13 @@ func (r *redlock) Extend(ctx context.Context, l *Lease, ttl time.Duration) error
 
 func (r *redlock) Close() error {
 	var errs []error
-	for _, c := range r.nodes {
-		if err := c.Close(); err != nil {
+	closed := map[redis.UniversalClient]bool{}
+	for _, n := range r.nodes {
+		if closed[n.c] {
+			continue // the nodes of a cluster share its client
+		}
+		closed[n.c] = true
+		if err := n.c.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -37,6 +37,11 @@ func WriteCardsSummary(path, backend string, cards []*card.Card, differ []string
 		return err
 	}
 	sections[backend] = backendSection(backend, cards, differ)
+	return writeSummaryPage(path, sections)
+}
+
+// writeSummaryPage writes the summary page from its backend sections.
+func writeSummaryPage(path string, sections map[string]string) error {
 	var b strings.Builder
 	b.WriteString("# Measured cards\n\nWritten by `make cards` (`simulate cards -summary`): every lock lockfault ships and every library worker in `examples/`, through the whole property suite, one section per backend (each rewritten by the run on that backend, `make cards backend=process` or `backend=docker`). What each property promises: [PROPERTIES.md](PROPERTIES.md); what was expected of each lock: the promise table there. How often each outcome comes back: [RATES.md](RATES.md).\n")
 	names := slices.Sorted(maps.Keys(sections)) // docker, then process
@@ -176,4 +181,151 @@ func backendSection(backend string, cards []*card.Card, differ []string) string 
 
 func summaryCell(s string) string {
 	return strings.ReplaceAll(strings.Join(strings.Fields(s), " "), "|", `\\|`)
+}
+
+// AddCardsSummary is WriteCardsSummary for some locks only (simulate cards
+// -add): in this run's backend's section, the table row, the differences
+// from the promise table and the findings of each lock it measured replace
+// that lock's (or come after the others, for a lock new to the page), and
+// every other lock's are kept as the page had them, so that a lock new to
+// lockfault is carded without running every other lock again. The
+// section's date is this run's. Without a section for the backend, it is
+// WriteCardsSummary.
+func AddCardsSummary(path, backend string, cards []*card.Card, differ []string) error {
+	if len(cards) > 0 && cards[0].Backend != "" {
+		backend = cards[0].Backend // auto resolved
+	}
+	old, err := userfile.ReadFile(path, maxSummaryBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return WriteCardsSummary(path, backend, cards, differ)
+	}
+	if err != nil {
+		return err
+	}
+	prev, ok := summarySections(old)[backend]
+	if !ok {
+		return WriteCardsSummary(path, backend, cards, differ)
+	}
+	o, n := parseSection(prev), parseSection(backendSection(backend, cards, differ))
+	measured := map[string]bool{}
+	for _, c := range cards {
+		measured[summaryCell(c.Lock)] = true
+	}
+	var kept []string
+	for _, d := range o.differ {
+		if lock, _, _ := strings.Cut(d, " "); !measured[lock] {
+			kept = append(kept, d)
+		}
+	}
+	n.differ = append(kept, n.differ...)
+	n.rows, n.blocks = mergeKeyed(o.rows, n.rows), mergeKeyed(o.blocks, n.blocks)
+	var b strings.Builder
+	b.WriteString(n.head)
+	for _, r := range n.rows {
+		b.WriteString(r.text)
+	}
+	b.WriteString("\n### Against the promise table\n\n")
+	if len(n.differ) == 0 {
+		b.WriteString("Every outcome as the promise table says.\n")
+	}
+	for _, d := range n.differ {
+		fmt.Fprintf(&b, "- %s\n", d)
+	}
+	b.WriteString("\n### What each lock did not hold\n")
+	for _, k := range n.blocks {
+		b.WriteString(k.text)
+	}
+	fmt.Fprintf(&b, "<!-- /cards:%s -->\n", backend)
+	sec := summarySections(old)
+	sec[backend] = b.String()
+	return writeSummaryPage(path, sec)
+}
+
+// keyed is a part of a backend section that belongs to one lock: its
+// table row or its findings.
+type keyed struct{ lock, text string }
+
+// section is a backend section taken apart: everything up to the table's
+// rows, the rows, the differences (without their "- ") and the findings.
+type section struct {
+	head   string
+	rows   []keyed
+	differ []string
+	blocks []keyed
+}
+
+// parseSection takes apart a section backendSection wrote.
+func parseSection(s string) section {
+	var out section
+	lines := strings.SplitAfter(s, "\n")
+	part := "head"
+	for _, l := range lines {
+		t := strings.TrimSuffix(l, "\n")
+		switch {
+		case t == "### Against the promise table":
+			part = "differ"
+			continue
+		case t == "### What each lock did not hold":
+			part = "blocks"
+			continue
+		case strings.HasPrefix(t, "<!-- /cards:"):
+			part = "end"
+		}
+		switch part {
+		case "head":
+			if strings.HasPrefix(t, "| ") && !strings.HasPrefix(t, "| lock |") {
+				lock, _, _ := strings.Cut(strings.TrimPrefix(t, "| "), " | ")
+				out.rows = append(out.rows, keyed{lock, l})
+				continue
+			}
+			if len(out.rows) == 0 {
+				out.head += l
+			}
+		case "differ":
+			if d, ok := strings.CutPrefix(t, "- "); ok {
+				out.differ = append(out.differ, d)
+			}
+		case "blocks":
+			if lock, ok := strings.CutPrefix(t, "#### "); ok {
+				out.blocks = append(out.blocks, keyed{lock: lock})
+			}
+			if n := len(out.blocks); n > 0 {
+				out.blocks[n-1].text += l
+			} else if t != "" {
+				out.blocks = append(out.blocks, keyed{text: l})
+			}
+		}
+	}
+	// A block's text starts at its "####" line: give back the blank line
+	// that separates it from the one before.
+	for i := range out.blocks {
+		if out.blocks[i].lock != "" {
+			out.blocks[i].text = "\n" + strings.TrimRight(out.blocks[i].text, "\n") + "\n"
+		}
+	}
+	return out
+}
+
+// mergeKeyed keeps old's order, each lock that next has replaced by
+// next's, and appends next's other locks.
+func mergeKeyed(old, next []keyed) []keyed {
+	byLock := map[string]keyed{}
+	for _, k := range next {
+		byLock[k.lock] = k
+	}
+	var out []keyed
+	done := map[string]bool{}
+	for _, k := range old {
+		if n, ok := byLock[k.lock]; ok {
+			out, done[k.lock] = append(out, n), true
+		} else {
+			out = append(out, k)
+		}
+	}
+	for _, k := range next {
+		if !done[k.lock] {
+			out = append(out, k)
+		}
+	}
+	return out
 }

@@ -63,3 +63,42 @@ func TestCardsSummaryKeepsTheOtherBackend(t *testing.T) {
 		t.Errorf("want one header, then docker, then process:\n%s", page)
 	}
 }
+
+// A cards run with -add replaces the rows, differences and findings of the
+// locks it measured and keeps every other lock's (and the other backend's
+// section): the page is the one a run of all of them would have written.
+func TestAddCardsSummaryKeepsTheOtherLocks(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(lock, backend string, out card.Outcome, finding string) *card.Card {
+		return &card.Card{Lock: lock, Backend: backend, Version: "v1", Rows: []card.Row{{Property: "exclusion/no-faults", Outcome: out, Finding: finding}}}
+	}
+	a, b := mk("a-lock", "process", card.Violated, "a overlaps"), mk("b-lock", "process", card.Violated, "b overlaps")
+	b2, c := mk("b-lock", "process", card.Held, ""), mk("c-lock", "process", card.Violated, "c overlaps")
+	d := mk("d-lock", "docker", card.Held, "")
+	added, whole := filepath.Join(dir, "added.md"), filepath.Join(dir, "whole.md")
+	for _, w := range []struct {
+		path   string
+		cards  []*card.Card
+		differ []string
+		add    bool
+	}{
+		{added, []*card.Card{d}, nil, false},
+		{added, []*card.Card{a, b}, []string{"a-lock x: expected held", "b-lock x: expected held"}, false},
+		{added, []*card.Card{b2, c}, []string{"c-lock x: expected held"}, true},
+		{whole, []*card.Card{d}, nil, false},
+		{whole, []*card.Card{a, b2, c}, []string{"a-lock x: expected held", "c-lock x: expected held"}, false},
+	} {
+		write := WriteCardsSummary
+		if w.add {
+			write = AddCardsSummary
+		}
+		if err := write(w.path, "auto", w.cards, w.differ); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(added)
+	want, _ := os.ReadFile(whole)
+	if string(got) != string(want) {
+		t.Errorf("-add wrote\n%s\nwant\n%s", got, want)
+	}
+}

@@ -106,6 +106,7 @@ var (
 type broken struct {
 	cfg  lockimpl.Config
 	rdb  redis.UniversalClient
+	cc   *redis.ClusterClient // the same client, when the lock runs on a cluster (cluster_twins_test.go)
 	slip slip
 	ack  bool
 
@@ -137,7 +138,7 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		}
 		ok, err := b.rdb.SetNX(ctx, lockimpl.KeyFor(resource), token, exp).Result()
 		if err != nil {
-			return nil, err
+			return nil, b.refused(ctx, err)
 		}
 		if !ok && b.slip == slipNameIdentity {
 			// The key may be "ours": renew it and take it (re-entry).
@@ -153,7 +154,7 @@ func (b *broken) Acquire(ctx context.Context, resource string, opts lockimpl.Acq
 		b.cfg.Hit("after-setnx")
 		if b.ack {
 			// The grant counts only once a replica has the key.
-			n, err := b.rdb.Do(ctx, "WAIT", 1, 300).Int()
+			n, err := b.waitReplica(ctx, lockimpl.KeyFor(resource))
 			if err != nil {
 				return nil, err
 			}

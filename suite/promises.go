@@ -14,11 +14,24 @@ import (
 
 // Reasons shared by several locks in the table.
 const (
-	nodeClock        = "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)"
-	nodeDrift        = "Redis expires keys by its realtime clock: a clock that runs fast frees the held key early, and no fencing token guards the resource"
-	mastersClock     = "a master whose clock jumps drops the holder's key early, and a majority without the holder's key grants it again; no fencing token guards the resource (C10)"
-	asyncFailover    = "asynchronous replication loses the grant on failover (C5)"
-	sentinelFailover = "asynchronous replication loses the grant on a Sentinel failover (C5)"
+	nodeClock       = "Redis expires keys by its realtime clock: a forward jump frees the held key early, and no fencing token guards the resource (C10)"
+	nodeDrift       = "Redis expires keys by its realtime clock: a clock that runs fast frees the held key early, and no fencing token guards the resource"
+	mastersClock    = "a master whose clock jumps drops the holder's key early, and a majority without the holder's key grants it again; no fencing token guards the resource (C10)"
+	asyncFailover   = "asynchronous replication loses the grant on failover (C5)"
+	clusterFailover = "asynchronous replication loses the grant when the cluster fails the key's master over to its replica (C5 on a cluster)"
+	clusterMinority = "its validity is the TTL: a grant from a master cut off in a minority outlives the majority's failover of that master, whose replica never got the key"
+	clusterClock    = "every node's clock moves (the property's fault acts on all of them): the keys expire early on every master, and no fencing token guards the resource"
+	// Measured (simulate cards, process backend): a Redlock-style lock
+	// gives up on a master after its per-node timeout, so a client whose
+	// replies come 350 ms late is never granted (the independent masters'
+	// locks do not claim these properties for that reason).
+	redlockSlow = "unavailable: every request to a master is cut at the lock's per-node timeout (far below 350 ms), so the slow client is never granted"
+	// Measured: the client cut off with the key's master gets no grant
+	// after the majority promoted its replica: its requests time out on the
+	// old master within the context the lock gives each one, and it is not
+	// granted within 20 s of the cut.
+	clusterStuckAfterCut = "unavailable (measured): with the key's master cut off from it, the second client's acquires time out on the old master and it is not granted within 20 s, after the majority promoted the replica"
+	sentinelFailover     = "asynchronous replication loses the grant on a Sentinel failover (C5)"
 )
 
 // violations lists, for each built-in lock, the properties it is known to
@@ -27,7 +40,46 @@ const (
 // (TestPromises) runs each lock through the suite and compares.
 var violations = map[string]map[string]string{
 	"single-cluster": {
-		"cluster/minority-grant": "its validity is the TTL: a grant from a master cut off in a minority outlives the majority's failover of that master, whose replica never got the key",
+		"cluster/minority-grant": clusterMinority,
+		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
+		"failover/async-replica": clusterFailover,
+	},
+	// redislock-cluster and redsync-cluster hold failover/async-replica
+	// (measured) only because go-redis's ClusterClient keeps sending to the
+	// killed master through the property's 2 s window (EOF: acquires of
+	// unknown outcome) and learns the new master after it: not because the
+	// grant survives the failover.
+	"redislock-cluster": {
+		"cluster/minority-grant": clusterStuckAfterCut,
+		"clock/node-jump":        nodeClock,
+		"clock/node-drift":       nodeDrift,
+	},
+	"redsync-cluster": {
+		"cluster/minority-grant":     clusterStuckAfterCut,
+		"clock/node-jump":            nodeClock,
+		"clock/node-drift":           nodeDrift,
+		"validity/slow-acquire":      redlockSlow,
+		"extend/validity-from-start": redlockSlow,
+	},
+	"redlock-cluster": {
+		"clock/node-jump":            clusterClock,
+		"clock/node-drift":           clusterClock,
+		"validity/slow-acquire":      redlockSlow,
+		"extend/validity-from-start": redlockSlow,
+		"cluster/minority-grant":     "unavailable: the client cut off with the key's master reaches one of the three masters that hold its keys and is never granted, so the minority grant the property awaits never comes (the schedule cannot exercise it)",
+	},
+	"rueidislock-cluster": {
+		// Measured: for the suite's resource ("order") two of its three
+		// keys (rueidislock:0:order, slot 7764; rueidislock:1:order, slot
+		// 9781) fall on the master serving lock:order's slot (9975), which
+		// these properties fail over or cut off.
+		"failover/async-replica": "two of its three keys sit on the key's master (their slots fall in its range): a failover to the replica that lacks them loses the majority, and a second client acquires while the first one's lock context still says held",
+		"cluster/minority-grant": "two of its three keys sit on the master cut off in the minority: the client on that side holds a majority there, and after the majority's failover a second client acquires while the first one's lock context still says held",
+		"clock/node-jump":        clusterClock,
+		"clock/node-drift":       clusterClock,
+		"validity/slow-acquire":  "unavailable: each attempt is cut at TryNextAfter (20 ms by default); with 350 ms on the replies the slow client is never granted",
+		"clock/client-steps":     "rueidislock dates its keys' expiry from the client's wall clock (SET NX PXAT and PEXPIREAT deadline.UnixMilli(), rueidislock/lock.go): a client whose clock steps back sets an expiry the server reaches early, and a second client acquires while the first one's lock context still says held",
 	},
 	"setnx-expire": {
 		"clock/node-jump":              nodeClock,

@@ -58,7 +58,28 @@ type Property struct {
 	// understands them (lockimpl.Info.Options), e.g. to turn a watchdog on;
 	// a lock that does not declare an option runs without it.
 	Options map[string]string
+	// Cluster is the mutation pair of a property written for one master
+	// (Needs empty or single) that runs on a Redis Cluster too, for the
+	// locks that need one: its scenario runs on the cluster topology (or
+	// as its variant "cluster", VariantCluster), the faults that named the
+	// node acting on every node or on the key's master (key-master,
+	// key-replica). Broken and Correct are locks that need a cluster
+	// (suite/cluster_twins_test.go); TestMutations runs both. Nil: the
+	// property does not run on a cluster, and NotOnCluster says why.
+	Cluster *Pair
+	// NotOnCluster says why a property written for another topology is
+	// not claimed by a lock on a cluster (Cluster nil).
+	NotOnCluster string
 }
+
+// Pair is a mutation pair: a lock broken in exactly the way a property
+// targets, which must violate it, and a correct lock, which must hold it.
+type Pair struct{ Broken, Correct string }
+
+// VariantCluster names the variant of a property's scenario that runs it on
+// a Redis Cluster, when the base's topology (replicated, for a failover)
+// has no plain counterpart there.
+const VariantCluster = "cluster"
 
 var registry []Property
 
@@ -124,14 +145,13 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 	if why := p.unreachable(info); why != "" {
 		return false, why
 	}
-	if len(p.Needs) > 0 && !slices.Contains(p.Needs, info.Needs) {
+	// A property written for another topology runs on a cluster only once
+	// its mutation pair has been proven there (p.Cluster); that is decided
+	// after the capabilities, so that a lock that does not claim what the
+	// property tests is told so first.
+	onCluster := info.Needs == lockfault.NeedsCluster && !slices.Contains(p.Needs, lockfault.NeedsCluster)
+	if !onCluster && len(p.Needs) > 0 && !slices.Contains(p.Needs, info.Needs) {
 		return false, fmt.Sprintf("needs a %v lock, %s is %s", p.Needs, info.Name, info.Needs)
-	}
-	if len(p.Needs) == 0 && info.Needs == lockfault.NeedsCluster {
-		// The properties written for one master name its targets
-		// (primary, n1); on a cluster they need the key's master instead
-		// (issue 35). Until then a cluster lock is promised nothing.
-		return false, fmt.Sprintf("%s runs on a cluster: the single-master properties do not run there yet", info.Name)
 	}
 	if p.Requires != "" {
 		for _, c := range strings.Split(p.Requires, "+") {
@@ -143,6 +163,13 @@ func (p Property) Applies(info lockimpl.Info) (ok bool, why string) {
 				return false, why
 			}
 		}
+	}
+	if onCluster && p.Cluster == nil {
+		why := p.NotOnCluster
+		if why == "" {
+			why = "written for another topology, and not proven on a cluster"
+		}
+		return false, "not on a cluster: " + why
 	}
 	if p.Failpoint != "" && !slices.Contains(info.Failpoints, p.Failpoint) && info.Needs == lockfault.NeedsEtcd {
 		return false, fmt.Sprintf("%s has no failpoint %s, and etcd's gRPC traffic is not tapped: the step cannot be attacked by its command either", info.Name, p.Failpoint)
@@ -189,11 +216,13 @@ func (p Property) Prepare(ctx context.Context, subj runner.Subject, ov runner.Ov
 // scenarios are written for a single-master lock on a standalone node; a lock
 // that needs independent masters runs them on 3 masters, an etcd lock on an
 // etcd node (steps target clients, or nodes by role or "all", so they fit
-// every topology). A property written for another topology (replicated, for
-// failover) keeps it. The scenario's lock is left as written: a default
-// that runner.Prepare, the one place that decides the lock, replaces with
-// the subject; the property's Options reach the run through Prepare too
-// (runner.Overrides.LockOptions).
+// every topology), a lock on a Redis Cluster on 3 masters with a replica
+// each (or the scenario's variant "cluster", for a property whose base
+// topology has no plain counterpart there). A property written for another
+// topology (replicated, for failover) keeps it. The scenario's lock is left
+// as written: a default that runner.Prepare, the one place that decides the
+// lock, replaces with the subject; the property's Options reach the run
+// through Prepare too (runner.Overrides.LockOptions).
 func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 	sc, err := p.Load()
 	if err != nil {
@@ -201,6 +230,14 @@ func (p Property) LoadFor(info lockimpl.Info) (*scenarios.Scenario, error) {
 	}
 	if p.ByCommand(info) {
 		if sc, err = sc.WithVariant(VariantByCommand); err != nil {
+			return nil, err
+		}
+	}
+	if info.Needs == lockfault.NeedsCluster && slices.Contains(sc.VariantNames(), VariantCluster) {
+		if sc.Variant != "" {
+			return nil, fmt.Errorf("property %s: %s has variants %s and %s, and the two cannot be combined", p.Name, info.Name, sc.Variant, VariantCluster)
+		}
+		if sc, err = sc.WithVariant(VariantCluster); err != nil {
 			return nil, err
 		}
 	}

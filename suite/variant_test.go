@@ -3,8 +3,11 @@ package suite_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 )
@@ -18,7 +21,11 @@ func TestFailpointLocksKeepTheirFailpoint(t *testing.T) {
 		if p.Failpoint == "" {
 			continue
 		}
-		for _, lock := range []string{p.Broken, p.Correct, p.Broken + noFailpoints} {
+		locks := []string{p.Broken, p.Correct, p.Broken + noFailpoints}
+		if p.Cluster != nil {
+			locks = append(locks, p.Cluster.Broken, p.Cluster.Correct, p.Cluster.Broken+noFailpoints)
+		}
+		for _, lock := range locks {
 			subj, err := runner.BuiltIn(context.Background(), lock)
 			if err != nil {
 				t.Fatal(err)
@@ -39,5 +46,36 @@ func TestFailpointLocksKeepTheirFailpoint(t *testing.T) {
 				t.Errorf("%s against %s (failpoints %v) runs variant %q, want %q", p.Name, lock, subj.Info.Failpoints, got, want)
 			}
 		}
+	}
+}
+
+// A lock on a cluster runs a property written for one master on the
+// cluster topology, or as the scenario's cluster variant when it has one;
+// a property without a cluster pair is not claimed, with its reason.
+func TestClusterLocksRunOnACluster(t *testing.T) {
+	info, ok := lockimpl.Lookup("broken-correct" + clusterTwin)
+	if !ok {
+		t.Fatal("no cluster twin of broken-correct")
+	}
+	apply, notClaimed := suite.For(info)
+	for _, p := range apply {
+		sc, err := p.LoadFor(info)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Topology.Kind != lockfault.Cluster {
+			t.Errorf("%s runs on %s for a cluster lock", p.Name, sc.Topology.Kind)
+		}
+		if p.Scenario == "failover-async-replica" && sc.Variant != suite.VariantCluster {
+			t.Errorf("%s runs variant %q on a cluster, want %q", p.Name, sc.Variant, suite.VariantCluster)
+		}
+	}
+	for _, name := range []string{"exclusion/no-faults", "failover/async-replica", "clock/node-jump"} {
+		if _, no := notClaimed[name]; no {
+			t.Errorf("%s not claimed by %s: %s", name, info.Name, notClaimed[name])
+		}
+	}
+	if why := notClaimed["failover/sentinel"]; !strings.Contains(why, "no Sentinels") {
+		t.Errorf("failover/sentinel on a cluster: %q, want the reason it does not run there", why)
 	}
 }

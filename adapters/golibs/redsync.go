@@ -76,7 +76,7 @@ func redsyncRetryDelay() time.Duration {
 // took longer than the validity: redsync's ErrExtendFailed).
 type redsyncLock struct {
 	cfg  lockimpl.Config
-	rdbs []*redis.Client
+	rdbs []redis.UniversalClient
 	rs   *redsync.Redsync
 }
 

@@ -105,9 +105,13 @@ func newRueidislock(cfg lockimpl.Config) (lockimpl.Lock, error) {
 	if cfg.Endpoints.Primary == "" {
 		return nil, fmt.Errorf("rueidislock: needs endpoints.primary")
 	}
-	base := rueidislock.LockerOption{
-		ClientOption: rueidis.ClientOption{InitAddress: []string{cfg.Endpoints.Primary}, Password: cfg.Endpoints.Password},
-	}
+	return newRueidislockOn(cfg, rueidis.ClientOption{InitAddress: []string{cfg.Endpoints.Primary}, Password: cfg.Endpoints.Password})
+}
+
+// newRueidislockOn is the rueidislock adapter on a client option: one
+// Redis (rueidislock) or a cluster's seeds (rueidislock-cluster).
+func newRueidislockOn(cfg lockimpl.Config, co rueidis.ClientOption) (lockimpl.Lock, error) {
+	base := rueidislock.LockerOption{ClientOption: co}
 	var err error
 	if base.KeyMajority, err = rueidisInt(cfg, optKeyMajority, 2); err != nil {
 		return nil, err

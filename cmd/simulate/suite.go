@@ -162,6 +162,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
 	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
 	readme := f.String("readme", "", "with -summary: also rewrite this README's cards block (its generated:cards markers) from that page (make cards: README.md)")
+	add := f.Bool("add", false, "with -summary: replace only the rows and findings of the locks this run measured in its backend's section, keeping every other lock's (card a new lock without running every lock again)")
 	var workers []string
 	f.Func("worker", "also the lock of this external worker (repeatable; see simulate suite -worker)", func(s string) error {
 		workers = append(workers, s)
@@ -176,35 +177,15 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	if err := pages.CheckCardsReadme(*readme, *summary); err != nil {
 		return f.fail("-readme: %v", err)
 	}
+	if *add && *summary == "" {
+		return f.fail("-add: give -summary, the page whose rows it replaces")
+	}
 	ctx, stop := interruptible()
 	defer stop()
 	defer writeIndex(opt.Run.ReportsDir, stderr)
-	names := list(*locks)
-	if len(names) == 0 {
-		// Every shipped lock, each followed by its safety options on.
-		for _, n := range runner.KnownLocks(ctx) {
-			names = append(names, n)
-			for _, r := range suite.RemedyLocks() {
-				if strings.HasPrefix(r, n+"+") {
-					names = append(names, r)
-				}
-			}
-		}
-	}
-	var subjects []runner.Subject
-	for _, n := range names {
-		s, err := runner.BuiltIn(ctx, n)
-		if err != nil {
-			return f.fail("-locks: %v", err)
-		}
-		subjects = append(subjects, s)
-	}
-	for _, w := range workers {
-		s, err := runner.Resolve(ctx, "", w)
-		if err != nil {
-			return f.fail("%v", err)
-		}
-		subjects = append(subjects, s)
+	subjects, err := cardSubjects(ctx, list(*locks), workers)
+	if err != nil {
+		return f.fail("%v", err)
 	}
 	res, err := suite.Cards(ctx, subjects, opt, *md, func(s runner.Subject, done, total int, r card.Row) {
 		fmt.Fprintf(stdout, "%-16s [%*d/%d] %-28s %s\n", s.Label(), len(fmt.Sprint(total)), done, total, r.Property, r.Summary())
@@ -219,7 +200,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 		return f.fail("%v", err)
 	}
 	if *summary != "" {
-		if err := pages.WriteCardsSummary(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
+		write := pages.WriteCardsSummary
+		if *add {
+			write = pages.AddCardsSummary
+		}
+		if err := write(*summary, opt.Run.Backend.String(), res.Cards, res.Differ); err != nil {
 			return f.fail("-summary: %v", err)
 		}
 	}
@@ -230,4 +215,36 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d cards, %d outcome(s) differ from the promise table; wrote %s and %s\n", len(res.Cards), len(res.Differ), *md, strings.TrimSuffix(*md, ".md")+".png")
 	return res.Exit()
+}
+
+// cardSubjects resolves what simulate cards measures: the named locks (by
+// default every lock lockfault ships, each followed by its safety options
+// on), then the external workers' locks.
+func cardSubjects(ctx context.Context, names, workers []string) ([]runner.Subject, error) {
+	if len(names) == 0 {
+		for _, n := range runner.KnownLocks(ctx) {
+			names = append(names, n)
+			for _, r := range suite.RemedyLocks() {
+				if strings.HasPrefix(r, n+"+") {
+					names = append(names, r)
+				}
+			}
+		}
+	}
+	var subjects []runner.Subject
+	for _, n := range names {
+		s, err := runner.BuiltIn(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("-locks: %w", err)
+		}
+		subjects = append(subjects, s)
+	}
+	for _, w := range workers {
+		s, err := runner.Resolve(ctx, "", w)
+		if err != nil {
+			return nil, err
+		}
+		subjects = append(subjects, s)
+	}
+	return subjects, nil
 }
