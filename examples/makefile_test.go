@@ -9,6 +9,13 @@ import (
 	"testing"
 )
 
+// notCarded are the workers make cards leaves out on purpose; the
+// Makefile names each beside its WORKERS with the reason.
+var notCarded = map[string]string{
+	"php-symfony/worker_cluster.php": "phpredis cannot remap the announced addresses: a client-scoped fault does not reach the client alone",
+	"php-laravel/worker_cluster.php": "phpredis cannot remap the announced addresses: a client-scoped fault does not reach the client alone",
+}
+
 // TestMakeCardsPassesEveryWorkerWhole runs the Makefile's cards recipe with
 // the binary replaced by a script that prints its arguments, and checks that
 // every worker of this package reaches `simulate cards` as one -worker
@@ -16,6 +23,7 @@ import (
 // into words: `-worker /usr/bin/python3 -worker examples/…`, and make cards
 // stopped at the first worker.)
 func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
+	// Every worker but those left out on purpose (notCarded).
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make here:", err)
 	}
@@ -47,7 +55,18 @@ func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
 	}
 	var want []string
 	for _, w := range workers {
-		want = append(want, w.argv[0]+" examples/"+w.argv[1])
+		if _, left := notCarded[w.argv[1]]; !left {
+			want = append(want, w.argv[0]+" examples/"+w.argv[1])
+		}
+	}
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w := range notCarded {
+		if !strings.Contains(string(makefile), "Not carded yet") || !strings.Contains(string(makefile), "examples/"+w) {
+			t.Errorf("make cards leaves out examples/%s, and the Makefile does not say why", w)
+		}
 	}
 	slices.Sort(got)
 	slices.Sort(want)
