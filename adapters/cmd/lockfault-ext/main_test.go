@@ -27,12 +27,15 @@ func TestMain(m *testing.M) {
 
 // modules are the libraries' module paths, by lock name.
 var modules = map[string]string{
-	"etcd":              "go.etcd.io/etcd/client/v3",
-	"go-zero":           "github.com/zeromicro/go-zero",
-	"gocron-redis-lock": "github.com/go-co-op/gocron-redis-lock/v2",
-	"redislock":         "github.com/bsm/redislock",
-	"redsync":           "github.com/go-redsync/redsync/v4",
-	"rueidislock":       "github.com/redis/rueidis",
+	"etcd":                "go.etcd.io/etcd/client/v3",
+	"go-zero":             "github.com/zeromicro/go-zero",
+	"gocron-redis-lock":   "github.com/go-co-op/gocron-redis-lock/v2",
+	"redislock":           "github.com/bsm/redislock",
+	"redislock-cluster":   "github.com/bsm/redislock",
+	"redsync":             "github.com/go-redsync/redsync/v4",
+	"redsync-cluster":     "github.com/go-redsync/redsync/v4",
+	"rueidislock":         "github.com/redis/rueidis",
+	"rueidislock-cluster": "github.com/redis/rueidis",
 }
 
 // list prints every ext lock with its library's exact module version.
