@@ -48,29 +48,39 @@ func NewPrimaryClient(ep Endpoints) (redis.UniversalClient, error) {
 // reloads its slot map and comes back as an error (see Redirected), which
 // the lock may follow itself (single-cluster does, once per command).
 func NewClusterClient(ep Endpoints) (*redis.ClusterClient, error) {
+	opt := clientTimeouts()
+	o, err := clusterOptions(ep, opt.DialTimeout)
+	if err != nil {
+		return nil, err
+	}
+	o.DialerRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = opt.DialerRetries, opt.DialTimeout, opt.ReadTimeout, opt.WriteTimeout
+	return redis.NewClusterClient(o), nil
+}
+
+// clusterOptions are what every lockfault cluster client shares: the
+// cluster's seeds and password, no redirection followed and no retry
+// inside a command, the pool size, and a dialer that reaches each node
+// the cluster announces at the client's own proxy (Endpoints.ClusterRemap)
+// within dial.
+func clusterOptions(ep Endpoints, dial time.Duration) (*redis.ClusterOptions, error) {
 	if len(ep.Cluster) == 0 {
 		return nil, fmt.Errorf("no cluster endpoints")
 	}
 	remap := ep.ClusterRemap
-	opt := clientTimeouts()
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:         ep.Cluster,
-		Password:      ep.Password,
-		MaxRedirects:  -1,
-		DialerRetries: opt.DialerRetries,
-		DialTimeout:   opt.DialTimeout,
-		ReadTimeout:   opt.ReadTimeout,
-		WriteTimeout:  opt.WriteTimeout,
-		MaxRetries:    -1,
-		PoolSize:      opt.PoolSize,
+	return &redis.ClusterOptions{
+		Addrs:        ep.Cluster,
+		Password:     ep.Password,
+		MaxRedirects: -1,
+		MaxRetries:   -1,
+		PoolSize:     clientTimeouts().PoolSize,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			if a, ok := remap[addr]; ok {
 				addr = a
 			}
-			d := net.Dialer{Timeout: opt.DialTimeout}
+			d := net.Dialer{Timeout: dial}
 			return d.DialContext(ctx, network, addr)
 		},
-	}), nil
+	}, nil
 }
 
 // Redirected reports whether err is a cluster's refusal that certainly

@@ -3,7 +3,6 @@ package lockimpl
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
 	"time"
 
@@ -122,29 +121,11 @@ func tagFor(ctx context.Context, cc *redis.ClusterClient, ranges [][2]int) (stri
 // the context (the per-node timeout), one dial attempt; it follows no
 // redirection and retries nothing.
 func quorumClusterClient(ep Endpoints, base time.Duration) (*redis.ClusterClient, error) {
-	if len(ep.Cluster) == 0 {
-		return nil, fmt.Errorf("no cluster endpoints")
+	o, err := clusterOptions(ep, base)
+	if err != nil {
+		return nil, err
 	}
-	remap := ep.ClusterRemap
-	opt := clientTimeouts()
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                 ep.Cluster,
-		Password:              ep.Password,
-		MaxRedirects:          -1,
-		DialerRetries:         1,
-		DialTimeout:           base,
-		ReadTimeout:           base,
-		WriteTimeout:          base,
-		ContextTimeoutEnabled: true,
-		MaxRetries:            -1,
-		PoolSize:              opt.PoolSize,
-		DisableIdentity:       true,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if a, ok := remap[addr]; ok {
-				addr = a
-			}
-			d := net.Dialer{Timeout: base}
-			return d.DialContext(ctx, network, addr)
-		},
-	}), nil
+	o.DialerRetries, o.DialTimeout, o.ReadTimeout, o.WriteTimeout = 1, base, base, base
+	o.ContextTimeoutEnabled, o.DisableIdentity = true, true
+	return redis.NewClusterClient(o), nil
 }
