@@ -171,9 +171,16 @@ func evidencePass(in *input, found []Finding) (out []Finding, sum EvidenceSummar
 
 // stepEffects counts every fault step's effect, as the runner read it
 // back, into sum, and returns per cycle the steps whose effect was not
-// seen.
+// seen. A pending step (judged at its heal) is settled by the next
+// effect-at-heal or no-effect note of the same fault, target and cycle;
+// one never settled proves nothing.
 func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[int][]string) {
 	noEffect = map[int][]string{}
+	type step struct {
+		fault, target string
+		cycle         int
+	}
+	pending := map[step][]string{}
 	for _, e := range in.events {
 		if e.Kind != history.Note {
 			continue
@@ -182,6 +189,7 @@ func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[
 		if c == 0 {
 			c = cycleOf(starts, e.Time)
 		}
+		k := step{e.Fault, e.Target, c}
 		switch e.Op {
 		case NoteEffect:
 			sum.Steps++
@@ -189,13 +197,35 @@ func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[
 		case NoteEffectUnchecked:
 			sum.Steps++
 			sum.Unchecked++
-		case NoteNoEffect:
+		case NoteEffectPending:
 			sum.Steps++
+			pending[k] = append(pending[k], e.Detail)
+		case NoteEffectAtHeal:
+			if len(pending[k]) > 0 {
+				pending[k] = pending[k][1:]
+				sum.Seen++
+			}
+		case NoteNoEffect:
+			if len(pending[k]) > 0 {
+				pending[k] = pending[k][1:]
+			} else {
+				sum.Steps++
+			}
 			noEffect[c] = append(noEffect[c], "no effect seen of "+e.Detail)
 		case NoteNotExercised:
 			if e.Fault != "" {
 				sum.Steps++ // a step that could not be applied at all (its not-exercised finding says why)
 			}
+		}
+	}
+	keys := make([]step, 0, len(pending))
+	for k := range pending {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	for _, k := range keys {
+		for _, d := range pending[k] {
+			noEffect[k.cycle] = append(noEffect[k.cycle], "no effect judged of "+d+" (the run ended before its heal)")
 		}
 	}
 	return noEffect

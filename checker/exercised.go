@@ -29,6 +29,14 @@ const (
 	// NoteEffectUnchecked: the backend cannot show a step's effect (a
 	// remote Docker daemon's processes): neither proof nor disproof.
 	NoteEffectUnchecked = "effect-unchecked"
+	// NoteEffectPending: a fault step's effect was not seen as it was
+	// applied and is judged again as it heals (a link nobody had open,
+	// that a client may dial while it is cut): a NoteEffectAtHeal or a
+	// NoteNoEffect with the same fault, target and cycle follows; without
+	// one (the run ended first) its cycle proves nothing.
+	NoteEffectPending = "effect-pending"
+	// NoteEffectAtHeal: a pending step's effect was seen at its heal.
+	NoteEffectAtHeal = "effect-at-heal"
 	// NoteEffectDuring: what a fault step did while it lasted, read as it
 	// was healed (the bytes clients sent into a cut link or that crossed
 	// a slowed one). A record only: the effect note decides evidence.

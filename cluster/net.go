@@ -24,6 +24,8 @@ type Net struct {
 	peer     *toxiclient.Client // the backend's server for peer proxies; nil: Client
 	peerHost string             // address its proxies listen on
 
+	accepts *acceptLog // the harness's server's accepted connections
+
 	mu      sync.Mutex
 	proxies map[string]*toxiclient.Proxy
 }
@@ -32,11 +34,11 @@ type Net struct {
 // named with the run's prefix. A backend whose nodes cannot reach the
 // harness needs NetFor.
 func NewNet(host, runID string) (*Net, error) {
-	addr, err := toxiproxyServer()
+	s, err := toxiproxyServer()
 	if err != nil {
 		return nil, err
 	}
-	return &Net{Client: toxiclient.NewClient(addr), host: host, prefix: runID + ":", proxies: map[string]*toxiclient.Proxy{}}, nil
+	return &Net{Client: toxiclient.NewClient(s.addr), host: host, prefix: runID + ":", accepts: s.accepts, proxies: map[string]*toxiclient.Proxy{}}, nil
 }
 
 // PeerServer is implemented by backends whose nodes cannot reach the
@@ -174,6 +176,9 @@ func (n *Net) Close() error {
 			first = err
 		}
 		delete(n.proxies, k)
+	}
+	if n.accepts != nil {
+		n.accepts.forget(n.prefix)
 	}
 	return first
 }

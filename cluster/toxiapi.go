@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,10 +38,11 @@ const (
 // toxiServer is the running server: its API address and the channel closed
 // when the process is gone.
 type toxiServer struct {
-	addr string
-	pid  int
-	done chan struct{}
-	out  *lockedBuffer
+	addr    string
+	pid     int
+	done    chan struct{}
+	out     *lockedBuffer
+	accepts *acceptLog // the connections its proxies accepted, from its log
 }
 
 var (
@@ -48,32 +50,32 @@ var (
 	toxiCur *toxiServer
 )
 
-// toxiproxyServer returns the API address of the harness's toxiproxy server,
-// starting it on a free loopback port when none runs (again after it died).
-// It dies with the harness (Pdeathsig, held by a thread that lives as long
-// as the server), so it never outlives the process that started it.
-func toxiproxyServer() (string, error) {
+// toxiproxyServer returns the harness's toxiproxy server, starting it on a
+// free loopback port when none runs (again after it died). It dies with the
+// harness (Pdeathsig, held by a thread that lives as long as the server),
+// so it never outlives the process that started it.
+func toxiproxyServer() (*toxiServer, error) {
 	toxiMu.Lock()
 	defer toxiMu.Unlock()
 	if s := toxiCur; s != nil {
 		select {
 		case <-s.done:
 		default:
-			return s.addr, nil
+			return s, nil
 		}
 	}
 	bin, err := ToxiproxyBinary()
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		s, err := startToxiproxy(bin)
 		if err == nil {
 			toxiCur = s
-			return s.addr, nil
+			return s, nil
 		}
 		if attempt == toxiMaxAttempt || !errors.Is(err, errPortTaken) {
-			return "", fmt.Errorf("toxiproxy-server (%s): %w", bin, err)
+			return nil, fmt.Errorf("toxiproxy-server (%s): %w", bin, err)
 		}
 	}
 }
@@ -87,10 +89,12 @@ func startToxiproxy(bin string) (*toxiServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &toxiServer{addr: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{}), out: &lockedBuffer{max: 1 << 16}}
+	s := &toxiServer{addr: "127.0.0.1:" + strconv.Itoa(port), done: make(chan struct{}), out: &lockedBuffer{max: 1 << 16}, accepts: newAcceptLog()}
 	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", strconv.Itoa(port))
-	cmd.Stdout, cmd.Stderr = s.out, s.out
-	cmd.Env = append(os.Environ(), "LOG_LEVEL=warn")
+	// Its log (on stdout) at level info: a line per accepted connection,
+	// which s.accepts counts; warnings and errors are kept for a failure.
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(s.out, s.accepts), s.out
+	cmd.Env = append(os.Environ(), "LOG_LEVEL=info")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	started := make(chan error, 1)
 	go func() {

@@ -11,12 +11,13 @@ import (
 // The harness's toxiproxy-server answers its client on its own listener
 // and refuses a browser; asked again, the same server answers.
 func TestToxiproxyServerAPI(t *testing.T) {
-	addr, err := toxiproxyServer()
+	s, err := toxiproxyServer()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := toxiproxyServer(); err != nil || again != addr {
-		t.Fatalf("second call: %q, %v; want the running server %q", again, err, addr)
+	addr := s.addr
+	if again, err := toxiproxyServer(); err != nil || again != s {
+		t.Fatalf("second call: %v, %v; want the running server %q", again, err, addr)
 	}
 	get := func(ua string) int {
 		req, _ := http.NewRequest("GET", "http://"+addr+"/version", nil)

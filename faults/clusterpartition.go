@@ -97,16 +97,11 @@ func (clusterPartition) Inject(ctx context.Context, env Env, target string, p Pa
 			return healAll(heals), err
 		}
 		if !strings.HasPrefix(name, "bus>") {
-			// Nodes and clients dial this proxy's port: it must stay
-			// bound (a disabled proxy's port can be taken by an outgoing
-			// connection meanwhile). Every connection through it is
-			// reset at its first byte either way, as a refused one would be.
-			for _, stream := range []string{"upstream", "downstream"} {
-				toxic := "minority-partition-" + stream
-				if _, err := px.AddToxic(toxic, "reset_peer", stream, 1, toxiclient.Attributes{"timeout": 0}); err != nil {
-					return healAll(heals), err
-				}
-				heals = append(heals, func(context.Context) error { return px.RemoveToxic(toxic) })
+			// Nodes and clients dial this proxy's port: it stays bound.
+			hs, err := resetLink(px, "minority-partition")
+			heals = append(heals, hs...)
+			if err != nil {
+				return healAll(heals), err
 			}
 			continue
 		}

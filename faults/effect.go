@@ -27,6 +27,11 @@ type Effect struct {
 	// did while it lasted (the bytes a client sent into a cut link, or
 	// that crossed a slowed one). The runner records it at the heal.
 	During func(context.Context) string
+	// Later, when set on an effect not seen, judges it once more as the
+	// fault is healed (before the heal): a link nobody had open when it
+	// was cut, that a client dialed while the cut lasted. The runner
+	// records the step as pending until then.
+	Later func(context.Context) Effect
 }
 
 // ErrNotReachable: the fault cannot act on its target at all (a node clock
@@ -153,10 +158,14 @@ func restartedEffect(ctx context.Context, env Env, target string) func(context.C
 const linkWait = time.Second
 
 // linkUsed is the check of a fault on links (latency, partitions): the
-// links were in use when it began (before: linkConns read then), or a
-// connection was opened on one of them within linkWait after it was
-// applied.
-func linkUsed(env Env, names []string, before Effect) func(context.Context) Effect {
+// links were in use as it began (connections open on them, read before it
+// is applied), or a connection was opened on one of them within linkWait
+// after it was applied; else it is judged again at the heal (Effect.Later):
+// seen when a client dialed one of the links while the fault lasted
+// (counted from before it was applied).
+func linkUsed(env Env, names []string) func(context.Context) Effect {
+	before := linkConns(env, names)
+	accepted, acceptErr := env.Cluster().Net.Accepted(names)
 	return func(ctx context.Context) Effect {
 		before.During = linkTally(env, names)
 		if before.Seen || before.Unchecked {
@@ -171,6 +180,7 @@ func linkUsed(env Env, names []string, before Effect) func(context.Context) Effe
 				return before
 			case <-deadline:
 				before.What += fmt.Sprintf("; none opened within %v", linkWait)
+				before.Later = dialedDuring(env, names, accepted, acceptErr)
 				return before
 			case <-t.C:
 				if now := linkConns(env, names); now.Seen {
@@ -180,6 +190,54 @@ func linkUsed(env Env, names []string, before Effect) func(context.Context) Effe
 				}
 			}
 		}
+	}
+}
+
+// dialedDuring is the check at a link fault's heal: connections the
+// harness's toxiproxy server accepted on the links since the fault began
+// (first: the counts read then), each a client that tried the link while
+// it was cut or slowed (a reset link leaves none of them open).
+func dialedDuring(env Env, names []string, first map[string]uint64, firstErr error) func(context.Context) Effect {
+	return func(context.Context) Effect {
+		if firstErr != nil {
+			return Effect{What: fmt.Sprintf("dials during it not counted: %v", firstErr)}
+		}
+		now, err := acceptedSince(env, names, first)
+		if err != nil {
+			return Effect{What: fmt.Sprintf("dials during it not counted: %v", err)}
+		}
+		var fx effects
+		for _, n := range names {
+			k := now[n] - min(first[n], now[n])
+			fx.add(k > 0, "%s: %d connection(s) dialed while it lasted", n, k)
+		}
+		return fx.result()
+	}
+}
+
+// logLag bounds how long a count of dials waits for the toxiproxy
+// server's log, read through a pipe, to catch up with a dial it accepted
+// (it logs the dial before the client's first byte is even read).
+const logLag = 200 * time.Millisecond
+
+// acceptedSince reads the links' accepted counts, again for up to logLag
+// while none has grown since first.
+func acceptedSince(env Env, names []string, first map[string]uint64) (map[string]uint64, error) {
+	deadline := time.Now().Add(logLag)
+	for {
+		now, err := env.Cluster().Net.Accepted(names)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range names {
+			if now[n] > first[n] {
+				return now, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return now, nil
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

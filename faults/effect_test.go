@@ -91,3 +91,38 @@ func TestNodeClockFaultRefusedOnEtcd(t *testing.T) {
 		}
 	}
 }
+
+// A reset partition keeps its link's port (a client still connects, and
+// is reset); with no connection open as it began, its effect is left for
+// the heal: seen when a client dialed the link while it lasted, not seen
+// when nobody did.
+func TestResetPartitionJudgedAtItsHeal(t *testing.T) {
+	e, addrs := newEnv(t, cluster.Topology{Kind: lockfault.Standalone})
+	ctx := context.Background()
+	for _, dial := range []bool{true, false} {
+		h, eff := proveAndInject(t, e, "partition-client", "n1", Params{"clients": "c1"})
+		if eff.Seen || eff.Later == nil {
+			t.Fatalf("dial %v: %+v, want not seen as it began (nobody had the link open) and a check left for the heal", dial, eff)
+		}
+		if dial {
+			r := client(addrs["n1"])
+			if err := r.Ping(ctx).Err(); err == nil {
+				t.Fatal("PING crossed a reset link")
+			}
+			r.Close()
+		}
+		later := eff.Later(ctx)
+		t.Logf("dial %v: at the heal: %+v", dial, later)
+		if later.Seen != dial || !strings.Contains(later.What, "dialed while it lasted") {
+			t.Errorf("dial %v: at the heal %+v, want seen %v", dial, later, dial)
+		}
+		if err := h(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := client(addrs["n1"])
+		if err := r.Ping(ctx).Err(); err != nil {
+			t.Fatalf("after the heal (the port kept): %v", err)
+		}
+		r.Close()
+	}
+}

@@ -95,5 +95,5 @@ func (latency) effect(ctx context.Context, env Env, target string, p Params) fun
 	if err != nil {
 		return nil
 	}
-	return linkUsed(env, names, linkConns(env, names))
+	return linkUsed(env, names)
 }

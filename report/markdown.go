@@ -460,6 +460,10 @@ func effectsSection(d *Document, sp Span, events []history.Event) {
 			}
 		case checker.NoteFired:
 			fault, target, verdict = "failpoint", e.Process, "seen (fired)"
+		case checker.NoteEffectPending:
+			verdict = "judged at its heal"
+		case checker.NoteEffectAtHeal:
+			verdict = "seen (at its heal)"
 		case checker.NoteEffectDuring:
 			verdict = "while it lasted"
 		case checker.NoteEffectUnchecked:
@@ -474,7 +478,7 @@ func effectsSection(d *Document, sp Span, events []history.Event) {
 			continue
 		}
 		t.Rows = append(t.Rows, []Cell{Plain(sp.secs(e.Time)), Plain(fmt.Sprint(e.Cycle)), Plain(OrDash(fault)), Plain(OrDash(target)),
-			Toned(verdict, e.Op == checker.NoteEffect || e.Op == checker.NoteClockSeen || e.Op == checker.NoteFired || e.Op == checker.NoteEffectDuring), Plain(e.Detail)})
+			Toned(verdict, e.Op == checker.NoteEffect || e.Op == checker.NoteEffectAtHeal || e.Op == checker.NoteClockSeen || e.Op == checker.NoteFired || e.Op == checker.NoteEffectDuring), Plain(e.Detail)})
 	}
 	if n == 0 {
 		return

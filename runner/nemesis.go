@@ -44,6 +44,15 @@ type active struct {
 	name, target string
 	heal         faults.Heal
 	during       func(context.Context) string // read as it heals (faults.Effect.During)
+	later        *laterCheck                  // its effect, judged as it heals (faults.Effect.Later)
+}
+
+// laterCheck is a step's effect check that waits for its heal: the step
+// (as its pending note named it) and the check.
+type laterCheck struct {
+	cycle        int
+	step, detail string
+	check        func(context.Context) faults.Effect
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -265,7 +274,7 @@ func (nem *nemesis) inject(ctx context.Context, st scenarios.Step, act *[]active
 	}
 	checked := time.Now()
 	if h == nil {
-		nem.recordEffect(ctx, st, target, e.Cycle, check)
+		nem.recordEffect(ctx, st, target, e.Cycle, check, false)
 		nem.r.hist.Append(history.Event{Kind: history.FaultEnd, Fault: st.Fault, Target: target, Cycle: e.Cycle})
 		return nil
 	}
@@ -278,7 +287,8 @@ func (nem *nemesis) inject(ctx context.Context, st scenarios.Step, act *[]active
 	*act = append(*act, active{name: st.Fault, target: target, heal: h})
 	// After the release: the check's own time (a drift measured over
 	// a window) must not lengthen a hold.
-	(*act)[len(*act)-1].during = nem.recordEffect(ctx, st, target, e.Cycle, check)
+	a := &(*act)[len(*act)-1]
+	a.during, a.later = nem.recordEffect(ctx, st, target, e.Cycle, check, true)
 	if st.For > 0 {
 		// The check's own time counts towards the fault's duration.
 		if err := sleep(ctx, st.For.D()-time.Since(checked)); err != nil {
@@ -292,16 +302,28 @@ func (nem *nemesis) inject(ctx context.Context, st scenarios.Step, act *[]active
 // recordEffect runs a step's effect check (if its fault has one) and notes
 // what it saw in the history at the step: checker.NoteEffect when the fault
 // took effect, checker.NoteNoEffect when it did not (its cycle then proves
-// nothing), checker.NoteEffectUnchecked when the backend cannot show it.
-// It returns what the heal reads of the fault's doing (faults.Effect.During),
-// if anything.
-func (nem *nemesis) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect) func(context.Context) string {
+// nothing), checker.NoteEffectUnchecked when the backend cannot show it,
+// and checker.NoteEffectPending when the check judges again at the heal
+// (faults.Effect.Later; only for a step that will be healed: one that will
+// not is judged at once). It returns what the heal reads of the fault's
+// doing (faults.Effect.During) and the check left for the heal, if any.
+func (nem *nemesis) recordEffect(ctx context.Context, st scenarios.Step, target string, cycle int, check func(context.Context) faults.Effect, willHeal bool) (func(context.Context) string, *laterCheck) {
 	if check == nil {
-		return nil
+		return nil, nil
 	}
 	eff := check(ctx)
+	var later *laterCheck
+	if !eff.Seen && !eff.Unchecked && eff.Later != nil {
+		if !willHeal {
+			eff = eff.Later(ctx)
+		} else {
+			later = &laterCheck{cycle: cycle, step: st.String(), detail: fmt.Sprintf("%s:%d: %s", nem.r.sc.File, st.Line, st.String()), check: eff.Later}
+		}
+	}
 	op := checker.NoteEffect
 	switch {
+	case later != nil:
+		op = checker.NoteEffectPending
 	case eff.Seen:
 	case eff.Unchecked:
 		op = checker.NoteEffectUnchecked
@@ -313,7 +335,21 @@ func (nem *nemesis) recordEffect(ctx context.Context, st scenarios.Step, target 
 	if op == checker.NoteNoEffect {
 		fmt.Fprintf(nem.r.log, "cycle %d: %s had no effect: %s\n", cycle, st.String(), eff.What)
 	}
-	return eff.During
+	return eff.During, later
+}
+
+// judgeLater runs a pending effect check as its fault heals (before the
+// heal) and notes the verdict: checker.NoteEffectAtHeal, or
+// checker.NoteNoEffect (its cycle then proves nothing).
+func (nem *nemesis) judgeLater(ctx context.Context, a active) {
+	eff := a.later.check(ctx)
+	op := checker.NoteEffectAtHeal
+	if !eff.Seen {
+		op = checker.NoteNoEffect
+		fmt.Fprintf(nem.r.log, "cycle %d: %s had no effect: %s\n", a.later.cycle, a.later.step, eff.What)
+	}
+	nem.r.hist.Append(history.Event{Kind: history.Note, Op: op, Fault: a.name, Target: a.target, Cycle: a.later.cycle,
+		Detail: a.later.detail + ": at its heal: " + eff.What})
 }
 
 // heal heals the named active faults (or "all"), newest first.
@@ -325,6 +361,9 @@ func (nem *nemesis) heal(ctx context.Context, name string, act *[]active) error 
 		if name != "all" && a.name != name {
 			keep = append([]active{a}, keep...)
 			continue
+		}
+		if a.later != nil {
+			nem.judgeLater(ctx, a)
 		}
 		if a.during != nil {
 			nem.r.hist.Append(history.Event{Kind: history.Note, Op: checker.NoteEffectDuring, Fault: a.name, Target: a.target, Cycle: nem.r.currentCycle(), Detail: a.during(ctx)})
