@@ -31,21 +31,8 @@ func TestGoZeroExcludesAndReleaseFrees(t *testing.T) {
 	if pttl, err := raw.PTTL(ctx, lockimpl.KeyFor("r")).Result(); err != nil || pttl <= 2*time.Second || pttl > 2500*time.Millisecond {
 		t.Errorf("key PTTL %v (err %v), want in (2s, 2.5s]", pttl, err)
 	}
-	for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
-		if lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: 2 * time.Second, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
-			t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
-		}
-	}
-	if err := a.Release(ctx, la); err != nil {
-		t.Fatal(err)
-	}
-	lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: 2 * time.Second})
-	if err != nil {
-		t.Fatalf("second client after release: %v", err)
-	}
-	if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
-		t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
-	}
+	refusedWhileHeld(t, b, "r", 2*time.Second)
+	lb := handOver(t, a, b, la, "r", 2*time.Second, nil)
 	if v := multiKeyValue(t, raw, lockimpl.KeyFor("r")); v == "" {
 		t.Errorf("the second client's key is gone after the first released its old lease")
 	}
@@ -127,25 +114,8 @@ func TestGoZeroReentryDoesNotCount(t *testing.T) {
 }
 
 func TestGoZeroWaitsForTheHolder(t *testing.T) {
-	ctx := context.Background()
 	addr := startRedis(t)
-	a, b := newGoZeroT(t, addr), newGoZeroT(t, addr)
-	la, err := a.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	if err := a.Release(ctx, la); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("waiting client after release: %v", err)
-	}
+	waitsForHolder(t, newGoZeroT(t, addr), newGoZeroT(t, addr))
 }
 
 func TestGoZeroRefusesSentinelAndRoundsTTLUp(t *testing.T) {

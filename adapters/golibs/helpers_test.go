@@ -155,3 +155,59 @@ func newLockT(tb testing.TB, name string, cfg lockimpl.Config) lockimpl.Lock {
 	tb.Cleanup(func() { l.Close() })
 	return l
 }
+
+// refusedWhileHeld: a second client is refused the held lock res, at once
+// and after waiting 60 ms.
+func refusedWhileHeld(t *testing.T, b lockimpl.Lock, res string, ttl time.Duration) {
+	t.Helper()
+	for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
+		if lb, err := b.Acquire(context.Background(), res, lockimpl.AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
+			t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
+		}
+	}
+}
+
+// handOver releases a's lease la of res, runs released (if any), then has b
+// acquire res, and checks that releasing la again is refused with
+// ErrNotHeld. It returns b's lease.
+func handOver(t *testing.T, a, b lockimpl.Lock, la *lockimpl.Lease, res string, ttl time.Duration, released func()) *lockimpl.Lease {
+	t.Helper()
+	ctx := context.Background()
+	if err := a.Release(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	if released != nil {
+		released()
+	}
+	lb, err := b.Acquire(ctx, res, lockimpl.AcquireOptions{TTL: ttl})
+	if err != nil {
+		t.Fatalf("second client after release: %v", err)
+	}
+	if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
+		t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
+	}
+	return lb
+}
+
+// waitsForHolder: b, asking while a holds the lock and waiting for it, is
+// granted once a releases.
+func waitsForHolder(t *testing.T, a, b lockimpl.Lock) {
+	t.Helper()
+	ctx := context.Background()
+	la, err := a.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	if err := a.Release(ctx, la); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("waiting client after release: %v", err)
+	}
+}

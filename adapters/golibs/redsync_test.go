@@ -42,21 +42,8 @@ func TestRedsyncLeaseExcludesAndReleaseFrees(t *testing.T) {
 					t.Errorf("master %d holds %q, want the lease token %q", i, v, la.Token)
 				}
 			}
-			for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
-				if lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
-					t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
-				}
-			}
-			if err := a.Release(ctx, la); err != nil {
-				t.Fatal(err)
-			}
-			lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
-			if err != nil {
-				t.Fatalf("second client after release: %v", err)
-			}
-			if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
-				t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
-			}
+			refusedWhileHeld(t, b, "r", ttl)
+			lb := handOver(t, a, b, la, "r", ttl, nil)
 			if err := b.Release(ctx, lb); err != nil {
 				t.Fatal(err)
 			}
@@ -65,25 +52,8 @@ func TestRedsyncLeaseExcludesAndReleaseFrees(t *testing.T) {
 }
 
 func TestRedsyncWaitsForTheHolder(t *testing.T) {
-	ctx := context.Background()
 	addrs, _ := startRedisNodes(t, 3)
-	a, b := newRedsyncT(t, addrs), newRedsyncT(t, addrs)
-	la, err := a.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := b.Acquire(ctx, "w", lockimpl.AcquireOptions{TTL: 10 * time.Second, Wait: 10 * time.Second})
-		done <- err
-	}()
-	time.Sleep(50 * time.Millisecond)
-	if err := a.Release(ctx, la); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatalf("waiting client after release: %v", err)
-	}
+	waitsForHolder(t, newRedsyncT(t, addrs), newRedsyncT(t, addrs))
 }
 
 func TestRedsyncExtend(t *testing.T) {

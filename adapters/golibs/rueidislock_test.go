@@ -77,24 +77,12 @@ func TestRueidislockExcludesAndReleaseFrees(t *testing.T) {
 	if n := rueidisKeys(t, raw, "r", la); n < 2 {
 		t.Errorf("%d of the 3 keys hold the lease's value, want a majority", n)
 	}
-	for _, wait := range []time.Duration{0, 60 * time.Millisecond} {
-		if lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl, Wait: wait}); !errors.Is(err, lockimpl.ErrNotAcquired) {
-			t.Fatalf("second client, wait %v: lease %+v err %v, want ErrNotAcquired", wait, lb, err)
+	refusedWhileHeld(t, b, "r", ttl)
+	lb := handOver(t, a, b, la, "r", ttl, func() {
+		if n := rueidisKeys(t, raw, "r", la); n != 0 {
+			t.Errorf("%d keys keep the released lease's value", n)
 		}
-	}
-	if err := a.Release(ctx, la); err != nil {
-		t.Fatal(err)
-	}
-	if n := rueidisKeys(t, raw, "r", la); n != 0 {
-		t.Errorf("%d keys keep the released lease's value", n)
-	}
-	lb, err := b.Acquire(ctx, "r", lockimpl.AcquireOptions{TTL: ttl})
-	if err != nil {
-		t.Fatalf("second client after release: %v", err)
-	}
-	if err := a.Release(ctx, la); !errors.Is(err, lockimpl.ErrNotHeld) {
-		t.Errorf("releasing a released lease: %v, want ErrNotHeld", err)
-	}
+	})
 	if err := b.Release(ctx, lb); err != nil {
 		t.Fatal(err)
 	}
