@@ -173,9 +173,17 @@ endef
 # on one client's links does not reach it alone, and the cluster
 # properties would judge a schedule that did not happen.
 export WORKERS
+# The libraries' regressions: a finding of docs/FINDINGS.md kept as its
+# minimal scenario in examples/<worker>/regressions/. Every card is given
+# them all (-extra); each runs on the card of the lock its scenario names,
+# as a row extra/<name> that holds once the library no longer breaks there.
+comma := ,
+empty :=
+space := $(empty) $(empty)
+REGRESSIONS = $(subst $(space),$(comma),$(strip $(wildcard examples/*/regressions)))
 cards: debs-servers debs-python debs-php build image
 	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
-	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md -readme README.md "$${args[@]}" $(ARGS)
+	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md -readme README.md $(if $(REGRESSIONS),-extra $(REGRESSIONS)) "$${args[@]}" $(ARGS)
 
 # Hunt every published library (docs/FINDINGS.md, docs/HUNT.md): each Go
 # library lockfault-ext serves (its known limits from the promise table)

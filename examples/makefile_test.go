@@ -74,6 +74,18 @@ func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
 		t.Errorf("make cards passes these workers:\n  %s\nwant every worker of examples/, each whole:\n  %s",
 			strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
+	// Every library's regressions (docs/FINDINGS.md) reach the cards.
+	regs, err := filepath.Glob(filepath.Join(root, "examples", "*", "regressions"))
+	if err != nil || len(regs) == 0 {
+		t.Fatalf("no examples/*/regressions: %v", err)
+	}
+	i := slices.Index(args, "-extra")
+	for _, r := range regs {
+		rel, _ := filepath.Rel(root, r)
+		if i < 0 || i+1 >= len(args) || !slices.Contains(strings.Split(args[i+1], ","), rel) {
+			t.Errorf("make cards does not pass %s with -extra: %q", rel, args)
+		}
+	}
 }
 
 // TestAptNeedSaysWhatAndWhy: .ci/apt-need, which every make target installs

@@ -85,6 +85,20 @@ func LoadExtra(paths []string) ([]Extra, error) {
 	return out, nil
 }
 
+// ExtraFor is the saved scenarios a card of subj runs among extra: those
+// whose scenario names subj's lock (lock.name). A library's regressions
+// (examples/<worker>/regressions/) are given to every card run (simulate
+// cards -extra) and each runs on its own lock's card only.
+func ExtraFor(extra []Extra, subj runner.Subject) []Extra {
+	var out []Extra
+	for _, e := range extra {
+		if e.Scenario.Lock.Name == subj.Name() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // IsExtra reports whether a row (or a baseline line) names an extra
 // scenario.
 func IsExtra(name string) bool { return strings.HasPrefix(name, ExtraPrefix) }

@@ -107,7 +107,9 @@ func Cards(ctx context.Context, subjects []runner.Subject, opt Options, tablePat
 			res.Harness = true
 			break
 		}
-		c, dir, err := Run(ctx, subj, opt, func(done, total int, r card.Row) {
+		o := opt
+		o.Extra = ExtraFor(opt.Extra, subj) // a regression runs on its own lock's card
+		c, dir, err := Run(ctx, subj, o, func(done, total int, r card.Row) {
 			if progress != nil {
 				progress(subj, done, total, r)
 			}

@@ -162,6 +162,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
 	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
 	readme := f.String("readme", "", "with -summary: also rewrite this README's cards block (its generated:cards markers) from that page (make cards: README.md)")
+	extra := f.String("extra", "", "comma-separated scenario files or folders (a library's regressions: examples/<worker>/regressions) to run beside the properties, each on the card of the lock its scenario names (lock.name) as a row extra/<name> that holds when the run is safe")
 	add := f.Bool("add", false, "with -summary: replace only the rows and findings of the locks this run measured in its backend's section, keeping every other lock's (card a new lock without running every lock again)")
 	var workers []string
 	f.Func("worker", "also the lock of this external worker (repeatable; see simulate suite -worker)", func(s string) error {
@@ -179,6 +180,10 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	}
 	if *add && *summary == "" {
 		return f.fail("-add: give -summary, the page whose rows it replaces")
+	}
+	var err error
+	if opt.Extra, err = suite.LoadExtra(list(*extra)); err != nil { // read before anything starts
+		return f.fail("%v", err)
 	}
 	ctx, stop := interruptible()
 	defer stop()

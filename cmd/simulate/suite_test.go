@@ -176,6 +176,7 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 		{[]string{"cards", "-locks", "single,nope"}, `-locks: unknown lock "nope"`},
 		{[]string{"cards", "-backend", "vm"}, `-backend: "vm" is not allowed`},
 		{[]string{"cards", "-only", "no/such"}, `no property matches "no/such"`},
+		{[]string{"cards", "-extra", filepath.Join(dir, "missing.yaml")}, "-extra: "},
 	}
 	for _, c := range cases {
 		code, _, stderr := run(append(c.args, "-reports", reps)...)
