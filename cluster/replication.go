@@ -78,9 +78,8 @@ func (c *Cluster) startReplicated(ctx context.Context) error {
 			return err
 		}
 		m := c.Member(fmt.Sprintf("n%d", i+1))
-		host, port, _ := net.SplitHostPort(peers[i])
-		if _, err := c.Do(ctx, m, "CONFIG", "SET", "replica-announce-ip", host, "replica-announce-port", port); err != nil {
-			return fmt.Errorf("configure %s: %w", m.Name, err)
+		if err := c.announceReplica(ctx, m); err != nil {
+			return err
 		}
 		if i > 0 {
 			if _, err := c.Do(ctx, m, "REPLICAOF", ph, pp); err != nil {
@@ -144,9 +143,34 @@ func (c *Cluster) Restart(ctx context.Context, m *Member) error {
 		// whichever node now serves its slots.
 		return nil
 	}
+	// CONFIG SET does not outlive the process: without this the node,
+	// once a replica again, would announce its own address, which the
+	// Sentinels would add as one more replica, reached around its peer
+	// proxy (a partition of the node would not cut them from it).
+	if c.Topology.Kind == lockfault.Replicated {
+		if err := c.announceReplica(ctx, m); err != nil {
+			return err
+		}
+	}
 	if m.Role == RoleReplica {
 		// It came back as an empty master: make it follow the primary again.
 		return c.Rejoin(ctx)
+	}
+	return nil
+}
+
+// announceReplica makes a replicated node announce its peer proxy as its address
+// when it replicates (replica-announce-ip/port): the master lists it there,
+// and the Sentinels, which learn replicas from the master's INFO, reach it
+// only through that proxy, as the partition faults assume.
+func (c *Cluster) announceReplica(ctx context.Context, m *Member) error {
+	pp, ok := c.Net.Get(PeerProxy(m.Name))
+	if !ok {
+		return fmt.Errorf("no peer proxy for %s", m.Name)
+	}
+	host, port, _ := net.SplitHostPort(pp.Listen)
+	if _, err := c.Do(ctx, m, "CONFIG", "SET", "replica-announce-ip", host, "replica-announce-port", port); err != nil {
+		return fmt.Errorf("configure %s: %w", m.Name, err)
 	}
 	return nil
 }

@@ -2,6 +2,9 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,5 +102,39 @@ func TestSentinelFailover(t *testing.T) {
 			t.Fatal("no failover to n2 within 30s")
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A replica killed and restarted still announces its peer proxy to the
+// primary (the address the Sentinels learn it by), not its own address:
+// otherwise the Sentinels add it a second time, reached around the proxy,
+// may promote that alias, and a partition of the node no longer cuts it.
+func TestRestartedReplicaAnnouncesItsPeerProxy(t *testing.T) {
+	ctx := context.Background()
+	c := startTopology(t, Topology{Kind: lockfault.Replicated, Replicas: 1})
+	n2 := c.Member("n2")
+	if err := n2.Node.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Restart(ctx, n2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitReplicasSynced(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	p, _ := c.Net.Get(PeerProxy("n2"))
+	host, port, _ := net.SplitHostPort(p.Listen)
+	want := fmt.Sprintf("slave0:ip=%s,port=%s,", host, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := c.Do(ctx, c.Member("n1"), "INFO", "replication")
+		s, _ := v.(string)
+		if err == nil && strings.Contains(s, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("n1 does not list n2 at its peer proxy (%s) after 10s: %v\n%s", want, err, s)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -13,7 +13,7 @@ func init() {
 	Register(Info{Name: "promote", Targets: "node",
 		Description: "failover by hand: REPLICAOF NO ONE on the target replica and re-point every client to it; heal makes the other nodes its replicas"}, promote{})
 	Register(Info{Name: "sentinel-failover", Targets: "none", Params: []string{"within"},
-		Description: "wait until the Sentinels agree on a new primary (after the old one died or was cut off), then re-point every client to it, as a Sentinel-aware client would"}, sentinelFailover{})
+		Description: "wait until the Sentinels have finished promoting a new primary (after the old one died or was cut off: every Sentinel follows it in one config epoch, none has a failover in progress, it answers ROLE master), then re-point every client to it, as a Sentinel-aware client would"}, sentinelFailover{})
 }
 
 type promote struct{}
@@ -48,7 +48,11 @@ func (sentinelFailover) Inject(ctx context.Context, env Env, target string, p Pa
 	old := c.Primary()
 	deadline := time.Now().Add(within)
 	for {
-		if m := c.SentinelPrimary(ctx); m != nil && m != old {
+		// Only a failover the Sentinels have finished: while the leader
+		// still reconfigures the replicas it already names the promoted
+		// one, which is no primary to record yet.
+		m, why := c.SentinelSettled(ctx)
+		if m != nil && m != old {
 			c.SetPrimary(m)
 			if err := env.Repoint(ctx); err != nil {
 				return nil, err
@@ -60,7 +64,10 @@ func (sentinelFailover) Inject(ctx context.Context, env Env, target string, p Pa
 			// The Sentinels promoted nothing: the step attacked nothing,
 			// which its effect check records (the cycle proves nothing),
 			// not a failure of the harness.
-			env.Logf("no Sentinel failover within %v", within)
+			if m != nil && m == old {
+				why = "they still follow " + old.Name
+			}
+			env.Logf("no Sentinel failover within %v: %s", within, why)
 			return nil, nil
 		}
 		select {

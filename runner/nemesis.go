@@ -437,34 +437,51 @@ func (nem *nemesis) settle(ctx context.Context) error {
 // followSentinels makes the harness's primary the one the Sentinels agree
 // on: they may have promoted a replica on their own while a cycle was cut
 // short (an await that timed out skips the failover step that would have
-// followed them). It waits until they are calm (no master down, no
-// failover under way) and agree, then re-points the clients and rejoins the
-// replicas if the primary moved.
+// followed them). It waits until they have settled (cluster.SentinelSettled:
+// one master, one config epoch, nothing down, no failover under way, the
+// node a master), re-points the clients and rejoins the replicas if the
+// primary moved, then waits until every Sentinel knows every replica, up,
+// at its peer proxy: the next cycle's faults start from a stable state.
 func (nem *nemesis) followSentinels(ctx context.Context, within time.Duration) error {
 	c := nem.r.clus
 	if len(c.WithRole(cluster.RoleSentinel)) == 0 {
 		return nil
 	}
 	deadline := time.Now().Add(within)
-	for {
-		if m := c.SentinelPrimary(ctx); m != nil && c.SentinelsCalm(ctx) {
-			if m == c.Primary() {
+	wait := func(what string, f func() string) error {
+		for {
+			why := f()
+			if why == "" {
 				return nil
 			}
-			c.SetPrimary(m)
-			nem.r.note("nemesis", fmt.Sprintf("the Sentinels promoted %s on their own; clients re-pointed", m.Name))
-			if err := (env{nem.r}).Repoint(ctx); err != nil {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s after %v: %s", what, within, why)
+			}
+			if err := sleep(ctx, 50*time.Millisecond); err != nil {
 				return err
 			}
-			return c.Rejoin(ctx)
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the Sentinels are not calm and agreed on a primary after %v", within)
+	}
+	var m *cluster.Member
+	err := wait("the Sentinels have not settled on a primary", func() string {
+		var why string
+		m, why = c.SentinelSettled(ctx)
+		return why
+	})
+	if err != nil {
+		return err
+	}
+	if m != c.Primary() {
+		c.SetPrimary(m)
+		nem.r.note("nemesis", fmt.Sprintf("the Sentinels promoted %s on their own; clients re-pointed", m.Name))
+		if err := (env{nem.r}).Repoint(ctx); err != nil {
+			return err
 		}
-		if err := sleep(ctx, 50*time.Millisecond); err != nil {
+		if err := c.Rejoin(ctx); err != nil {
 			return err
 		}
 	}
+	return wait("the Sentinels do not know the replicas", func() string { return c.SentinelReplicasSettled(ctx) })
 }
 
 // failpointStop: a worker stopped itself at a failpoint; resume it later.
