@@ -1,6 +1,7 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -222,7 +223,10 @@ func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[
 	for k := range pending {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		return cmp.Or(cmp.Compare(a.cycle, b.cycle), cmp.Compare(a.fault, b.fault), cmp.Compare(a.target, b.target)) < 0
+	})
 	for _, k := range keys {
 		for _, d := range pending[k] {
 			noEffect[k.cycle] = append(noEffect[k.cycle], "no effect judged of "+d+" (the run ended before its heal)")

@@ -194,31 +194,7 @@ func TestGuardCatchesAQuadraticPass(t *testing.T) {
 
 // quadraticGaps is gaps as it was until 2026-11-28.
 func quadraticGaps(in *input) map[string][][2]int64 {
-	type act struct {
-		first, last int64
-		tries       [][2]int64
-	}
-	acts := map[string]*act{}
-	open := map[int64]int{}
-	for i, e := range in.events {
-		if e.Op != history.OpAcquire {
-			continue
-		}
-		k := in.evKeys[i]
-		a := acts[k]
-		if a == nil {
-			a = &act{first: e.Time}
-			acts[k] = a
-		}
-		a.last = e.Time
-		if e.Kind == history.Invoke {
-			open[e.OpID] = len(a.tries)
-			a.tries = append(a.tries, [2]int64{e.Time, 1<<63 - 1})
-		} else if j, ok := open[e.OpID]; ok && j < len(a.tries) {
-			a.tries[j][1] = e.Time
-			delete(open, e.OpID)
-		}
-	}
+	acts := acquireActivity(in) // unchanged since: today's first pass
 	out := map[string][][2]int64{}
 	for k, a := range acts {
 		type iv struct{ a, b int64 }

@@ -60,7 +60,10 @@ type clusterClient struct {
 	op   int64
 }
 
-func startClusterClient(t *testing.T, c *cluster.Cluster, w clusterWorker, name string) *clusterClient {
+// clusterEndpoints is the init message's endpoints for client name of a
+// cluster: every node's client proxy as a seed, and the remap of the
+// addresses the nodes announce to that client's proxies.
+func clusterEndpoints(t *testing.T, c *cluster.Cluster, name string) []byte {
 	t.Helper()
 	addrs, err := c.ClientAddrs(name)
 	if err != nil {
@@ -75,6 +78,12 @@ func startClusterClient(t *testing.T, c *cluster.Cluster, w clusterWorker, name 
 		seeds = append(seeds, addrs[m.Name])
 	}
 	ep, _ := json.Marshal(map[string]any{"cluster": seeds, "cluster_remap": remap})
+	return ep
+}
+
+func startClusterClient(t *testing.T, c *cluster.Cluster, w clusterWorker, name string) *clusterClient {
+	t.Helper()
+	ep := clusterEndpoints(t, c, name)
 	send, recv := session(t, w.argv)
 	// The resource is never dialled: these tests run no critical section.
 	send(fmt.Sprintf(`{"cmd":"init","client":%q,"lock":%q,"endpoints":%s,"resource":"127.0.0.1:9"}`, name, w.lock, ep))
@@ -322,19 +331,7 @@ func TestClusterRemapCheckCatchesADirectDial(t *testing.T) {
 		{[]string{"/usr/bin/python3", "testdata/noremap_cluster_worker.py"}, false},
 	} {
 		name := fmt.Sprintf("c%d", i+1)
-		addrs, err := c.ClientAddrs(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		remap, err := c.ClientRemap(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var seeds []string
-		for _, m := range c.DataNodes() {
-			seeds = append(seeds, addrs[m.Name])
-		}
-		ep, _ := json.Marshal(map[string]any{"cluster": seeds, "cluster_remap": remap})
+		ep := clusterEndpoints(t, c, name)
 		send, recv := session(t, w.argv)
 		send(fmt.Sprintf(`{"cmd":"init","client":%q,"endpoints":%s,"resource":"127.0.0.1:9"}`, name, ep))
 		// redis-py's cluster client sends COMMAND to a node as it is

@@ -40,18 +40,8 @@ func init() {
 		if p.Failpoint == "" || p.Cluster == nil {
 			continue
 		}
-		for _, name := range []string{p.Cluster.Broken, p.Cluster.Correct} {
-			if _, done := lockimpl.Lookup(name + noFailpoints); done {
-				continue
-			}
-			info, ok := lockimpl.Lookup(name)
-			if !ok {
-				continue
-			}
-			orig := name
-			info.Name, info.Failpoints = name+noFailpoints, nil
-			lockimpl.Register(info, func(cfg lockimpl.Config) (lockimpl.Lock, error) { return lockimpl.New(orig, cfg) })
-		}
+		registerNoFailpoints(p.Cluster.Broken)
+		registerNoFailpoints(p.Cluster.Correct)
 	}
 }
 

@@ -17,19 +17,23 @@ func init() {
 		if p.Failpoint == "" {
 			continue
 		}
-		for _, name := range []string{p.Broken, p.Correct} {
-			if _, done := lockimpl.Lookup(name + noFailpoints); done {
-				continue
-			}
-			info, ok := lockimpl.Lookup(name)
-			if !ok {
-				continue
-			}
-			orig := name
-			info.Name, info.Failpoints = name+noFailpoints, nil
-			lockimpl.Register(info, func(cfg lockimpl.Config) (lockimpl.Lock, error) { return lockimpl.New(orig, cfg) })
-		}
+		registerNoFailpoints(p.Broken)
+		registerNoFailpoints(p.Correct)
 	}
+}
+
+// registerNoFailpoints registers name+noFailpoints: the lock name without
+// its failpoints (its by-command twin), once.
+func registerNoFailpoints(name string) {
+	if _, done := lockimpl.Lookup(name + noFailpoints); done {
+		return
+	}
+	info, ok := lockimpl.Lookup(name)
+	if !ok {
+		return
+	}
+	info.Name, info.Failpoints = name+noFailpoints, nil
+	lockimpl.Register(info, func(cfg lockimpl.Config) (lockimpl.Lock, error) { return lockimpl.New(name, cfg) })
 }
 
 // byCommandMutations are the properties whose broken lock breaks between
