@@ -198,7 +198,7 @@ cards: debs-servers debs-python debs-php build image
 # and HUNT_WORKERS= narrow the list).
 HUNT_TIME ?= 30m
 HUNT_SEARCH ?= learn
-HUNT_PARALLEL ?= 2
+HUNT_PARALLEL ?= 4
 HUNT_GO_LIBS ?= etcd go-zero gocron-redis-lock redislock redsync rueidislock
 # One library worker a line: its known limits (from its card), its command.
 # A cluster worker (worker_cluster.*) is told its single-master twin's
