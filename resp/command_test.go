@@ -89,7 +89,7 @@ func TestKeyPattern(t *testing.T) {
 		}
 		c := &Command{Name: "GET", Keys: []string{key}}
 		tr := Trigger{Key: got}
-		if key != "" && !tr.matches(AtRequest, "", c, nil) {
+		if key != "" && !tr.matches(AtRequest, "", "", c, nil) {
 			t.Errorf("KeyPattern(%q) = %q does not match the key", key, got)
 		}
 	}

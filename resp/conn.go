@@ -63,7 +63,7 @@ func (c *conn) isUnpaired() bool {
 // fire asks the registry whether the command (and reply) fires a trigger,
 // and returns the hold to run before the message is forwarded, if any.
 func (c *conn) fire(ph Phase, cmd *Command, rep *Reply) func() bool {
-	hits := c.tap.reg.match(ph, c.tap.client, cmd, rep)
+	hits := c.tap.reg.match(ph, c.tap.client, c.tap.node, cmd, rep)
 	if len(hits) == 0 {
 		return nil
 	}

@@ -106,8 +106,14 @@ func TestTriggerMatching(t *testing.T) {
 	}
 	sib := Shape{Client: "c1", Name: "SET", Key: KeyPattern("order:1")}.Trigger()
 	c := describe([]string{"SET", "order:77", "x"}, 3, "", false, false)
-	if !sib.matches(AtRequest, "c1", c, nil) {
+	if !sib.matches(AtRequest, "c1", "n1", c, nil) {
 		t.Errorf("shape trigger %+v does not match %s", sib, c)
+	}
+	// A trigger that names a node matches that node's taps only.
+	onN2 := Trigger{Names: []string{"SET"}, Node: "n2"}
+	if onN2.matches(AtRequest, "c1", "n1", c, nil) || !onN2.matches(AtRequest, "c1", "n2", c, nil) {
+		t.Errorf("trigger on n2: matches on n1 %v (want false), on n2 %v (want true)",
+			onN2.matches(AtRequest, "c1", "n1", c, nil), onN2.matches(AtRequest, "c1", "n2", c, nil))
 	}
 	if text, ok := reg.Script(sha); !ok || text != script {
 		t.Errorf("script of %s: %q, %v", sha, text, ok)

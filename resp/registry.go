@@ -86,7 +86,7 @@ func (a *Armed) Matched() int {
 // match counts the match of every armed trigger that accepts the command
 // and returns those that reached their nth match (they are spent).
 // Triggers are evaluated outside the lock, then counted under it.
-func (r *Registry) match(ph Phase, client string, c *Command, rep *Reply) []*Armed {
+func (r *Registry) match(ph Phase, client, node string, c *Command, rep *Reply) []*Armed {
 	r.mu.Lock()
 	if len(r.armed) == 0 {
 		r.mu.Unlock()
@@ -94,7 +94,7 @@ func (r *Registry) match(ph Phase, client string, c *Command, rep *Reply) []*Arm
 	}
 	candidates := slices.Clone(r.armed)
 	r.mu.Unlock()
-	candidates = slices.DeleteFunc(candidates, func(a *Armed) bool { return !a.t.matches(ph, client, c, rep) })
+	candidates = slices.DeleteFunc(candidates, func(a *Armed) bool { return !a.t.matches(ph, client, node, c, rep) })
 	if len(candidates) == 0 {
 		return nil
 	}

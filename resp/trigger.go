@@ -109,6 +109,8 @@ type Trigger struct {
 	SHA string
 	// Op is the operation the client has in flight (Command.Op).
 	Op string
+	// Node is the label of the tap's node ("" any).
+	Node string
 	// Pred, if set, must also accept the command. It runs on the tap's
 	// connection goroutine: it must be quick and must not call the registry.
 	Pred func(client string, c *Command) bool
@@ -187,12 +189,14 @@ func (t Trigger) normal() Trigger {
 }
 
 // matches reports whether the trigger accepts a command (and, AtReply, its
-// reply) seen at phase ph on a tap of the given client.
-func (t *Trigger) matches(ph Phase, client string, c *Command, r *Reply) bool {
+// reply) seen at phase ph on the tap of the given client and node.
+func (t *Trigger) matches(ph Phase, client, node string, c *Command, r *Reply) bool {
 	switch {
 	case ph != t.At:
 		return false
 	case t.Client != "" && t.Client != client:
+		return false
+	case t.Node != "" && t.Node != node:
 		return false
 	case len(t.Names) == 0 && c.SetUp():
 		return false

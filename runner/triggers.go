@@ -186,7 +186,7 @@ func (r *run) armCommand(st scenarios.Step) (<-chan struct{}, error) {
 		return nil, err
 	}
 	aw := &await{fired: make(chan struct{}), release: make(chan struct{})}
-	trig := resp.Trigger{Client: st.By, Names: m.Names(), Key: m.Key, Script: m.Script, SHA: m.SHA, Op: m.Op,
+	trig := resp.Trigger{Client: st.By, Names: m.Names(), Key: m.Key, Script: m.Script, SHA: m.SHA, Op: m.Op, Node: m.Node,
 		Nth: m.Nth, At: at, Reply: reply, HoldLimit: commandHoldLimit(st), Pred: writes(m.Write),
 		OnFire: func(ctx context.Context, f resp.Fire) {
 			t.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/lockfault/lockfault"
 	"gopkg.in/yaml.v3"
 )
 
@@ -74,6 +75,10 @@ type CommandMatch struct {
 	// Op: the harness operation the client has in flight (acquire,
 	// release, extend, cs).
 	Op string `yaml:"op"`
+	// Node: only a command sent to this Redis node (n1, n2, ...): of the
+	// commands a lock sends to every master at once, the one to a given
+	// master.
+	Node string `yaml:"node"`
 	// Write: only a command that may change data (SET, DEL, EXPIRE, EVAL,
 	// a MULTI/EXEC that writes, ...): "the first write of an acquire".
 	Write bool `yaml:"write"`
@@ -109,6 +114,7 @@ func (m CommandMatch) String() string {
 	}
 	add("sha", m.SHA)
 	add("op", m.Op)
+	add("node", m.Node)
 	if m.Write {
 		parts = append(parts, "write")
 	}
@@ -132,7 +138,7 @@ func (m CommandMatch) MarshalYAML() (any, error) {
 		vn.Encode(v)
 		n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, &vn)
 	}
-	for _, f := range []struct{ k, v string }{{"name", m.Name}, {"key", m.Key}, {"script", m.Script}, {"sha", m.SHA}, {"op", m.Op}} {
+	for _, f := range []struct{ k, v string }{{"name", m.Name}, {"key", m.Key}, {"script", m.Script}, {"sha", m.SHA}, {"op", m.Op}, {"node", m.Node}} {
 		if f.v != "" {
 			add(f.k, f.v)
 		}
@@ -164,7 +170,7 @@ func (s *Scenario) validateCommand(i int) error {
 	}
 	if st.Await == AwaitCommand {
 		if st.Command == nil {
-			return s.ErrAt(p+".await", "missing the command to wait for (allowed: command: {name, key, script, sha, op, write, nth, at, reply})")
+			return s.ErrAt(p+".await", "missing the command to wait for (allowed: command: {name, key, script, sha, op, node, write, nth, at, reply})")
 		}
 		if err := s.validateMatch(p+".command", st.Command); err != nil {
 			return err
@@ -212,6 +218,11 @@ func (s *Scenario) validateMatch(p string, m *CommandMatch) error {
 	if m.Op != "" && !slices.Contains(commandOps, m.Op) {
 		return s.ErrAt(p+".op", "%q is not allowed (allowed: %s)", m.Op, strings.Join(commandOps, ", "))
 	}
+	if m.Node != "" {
+		if n := s.Topology.redisNodes(); !slices.Contains(redisNodeNames(n), m.Node) {
+			return s.ErrAt(p+".node", "%q is not a Redis node of this topology (allowed: %s)", m.Node, strings.Join(redisNodeNames(n), ", "))
+		}
+	}
 	if m.Nth < 0 || m.Nth > MaxNth {
 		return s.ErrAt(p+".nth", "want 1 to %d, got %d", MaxNth, m.Nth)
 	}
@@ -235,4 +246,29 @@ func (s *Scenario) validateMatch(p string, m *CommandMatch) error {
 		m.Reply = ReplyAny
 	}
 	return nil
+}
+
+// redisNodes is how many Redis nodes (n1, n2, ...) the topology runs:
+// Sentinels and etcd members speak no RESP a tap could match.
+func (t Topology) redisNodes() int {
+	switch t.Kind {
+	case lockfault.Etcd:
+		return 0
+	case lockfault.Masters:
+		return t.Masters
+	case lockfault.Cluster:
+		return t.Masters * (1 + t.Replicas)
+	case lockfault.Replicated:
+		return 1 + t.Replicas
+	}
+	return 1
+}
+
+// redisNodeNames are n1 to nN.
+func redisNodeNames(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("n%d", i+1)
+	}
+	return out
 }

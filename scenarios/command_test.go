@@ -85,13 +85,14 @@ func TestCommandAwaitRefusals(t *testing.T) {
 		name, from, to string
 		want           []string
 	}{
-		{"unknown field", line, "command: {name: SET, colour: red}", []string{"cmd.yaml:9: nemesis.steps.0.command.colour: unknown field (allowed: name, key, script, sha, op, write, nth, at, reply)"}},
+		{"unknown field", line, "command: {name: SET, colour: red}", []string{"cmd.yaml:9: nemesis.steps.0.command.colour: unknown field (allowed: name, key, script, sha, op, node, write, nth, at, reply)"}},
 		{"empty match", line, "command: {nth: 2}", []string{"cmd.yaml:9: nemesis.steps.0.command:", "matches every command", "name, key, script, sha, op"}},
 		{"no match", line, "", []string{"cmd.yaml:7: nemesis.steps.0.await:", "missing the command"}},
 		{"bad glob", line, "command: {key: \"order[\"}", []string{"cmd.yaml:9: nemesis.steps.0.command.key:", "not a glob (allowed: path.Match syntax"}},
 		{"bad name", line, "command: {name: \"SET||GET\"}", []string{"nemesis.steps.0.command.name:", `"" is not a command name`}},
 		{"bad sha", line, "command: {sha: abc}", []string{"nemesis.steps.0.command.sha:", "allowed: 40 hexadecimal digits"}},
 		{"bad op", line, "command: {op: hold}", []string{"nemesis.steps.0.command.op:", "allowed: acquire, release, extend, cs"}},
+		{"bad node", line, "command: {op: release, node: n2}", []string{"cmd.yaml:9: nemesis.steps.0.command.node:", `"n2" is not a Redis node of this topology (allowed: n1)`}},
 		{"nth 0 ok, nth -1", line, "command: {op: release, nth: -1}", []string{"nemesis.steps.0.command.nth:", "want 1 to 1000, got -1"}},
 		{"nth too big", line, "command: {op: release, nth: 1001}", []string{"nemesis.steps.0.command.nth:", "want 1 to 1000"}},
 		{"bad at", line, "command: {op: release, at: response}", []string{"nemesis.steps.0.command.at:", "allowed: request, reply"}},
