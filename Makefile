@@ -174,13 +174,14 @@ endef
 # properties would judge a schedule that did not happen.
 export WORKERS
 # The libraries' regressions: a finding of docs/FINDINGS.md kept as its
-# minimal scenario in examples/<worker>/regressions/. Every card is given
+# minimal scenario in examples/<worker>/regressions/ (a Go library's in
+# adapters/golibs/regressions/). Every card is given
 # them all (-extra); each runs on the card of the lock its scenario names,
 # as a row extra/<name> that holds once the library no longer breaks there.
 comma := ,
 empty :=
 space := $(empty) $(empty)
-REGRESSIONS = $(subst $(space),$(comma),$(strip $(wildcard examples/*/regressions)))
+REGRESSIONS = $(subst $(space),$(comma),$(strip $(wildcard examples/*/regressions adapters/golibs/regressions)))
 cards: debs-servers debs-python debs-php build image
 	@args=(); while IFS= read -r w; do [ -n "$$w" ] && args+=(-worker "$$w"); done <<< "$$WORKERS"; \
 	set -x; ./$(BIN) cards -backend $(backend) -parallel 2 -summary docs/CARDS.md -readme README.md $(if $(REGRESSIONS),-extra $(REGRESSIONS)) "$${args[@]}" $(ARGS)

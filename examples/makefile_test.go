@@ -79,6 +79,7 @@ func TestMakeCardsPassesEveryWorkerWhole(t *testing.T) {
 	if err != nil || len(regs) == 0 {
 		t.Fatalf("no examples/*/regressions: %v", err)
 	}
+	regs = append(regs, filepath.Join(root, "adapters", "golibs", "regressions")) // the Go libraries'
 	i := slices.Index(args, "-extra")
 	for _, r := range regs {
 		rel, _ := filepath.Rel(root, r)
