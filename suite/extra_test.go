@@ -25,7 +25,7 @@ func TestExtraForKeepsTheScenariosOfTheCardsLock(t *testing.T) {
 	}
 	for lock, want := range map[string][]string{
 		"symfony-redis":    {"extra/symfony-redis-refresh-lost"},
-		"redsync":          {"extra/redsync-retry-release"},
+		"redsync":          {"extra/redsync-retry-release", "extra/redsync-retry-release-one-master"},
 		"single":           {"extra/gc-pause"},
 		"symfony-combined": nil,
 	} {
