@@ -186,8 +186,15 @@ func TestClusterKnownLimits(t *testing.T) {
 	if got := sp.values("cluster-manual-failover", "mode", manualModes); !slices.Equal(got, []string{"default"}) {
 		t.Errorf("single-cluster's manual failovers: %v, want [default]", got)
 	}
-	if got := LimitsOf([]string{"cluster/minority-grant", "clock/node-jump"}); !slices.Equal(got, []string{"minority-partition", "node-clock"}) {
-		t.Errorf("redislock-cluster's known limits: %v", got)
+	for lock, want := range map[string][]string{
+		"redislock-cluster":   {"minority-partition", "node-clock"},
+		"redsync-cluster":     {"latency", "minority-partition", "node-clock"},
+		"redlock-cluster":     {"latency", "minority-partition", "node-clock"},
+		"rueidislock-cluster": {"client-clock", "failover", "latency", "minority-partition", "node-clock"},
+	} {
+		if got := BuiltInLimits(lock); !slices.Equal(got, want) {
+			t.Errorf("%s's known limits: %v, want %v (its promise table row)", lock, got, want)
+		}
 	}
 	if got := LimitsOf([]string{"cluster/slot-migration"}); !slices.Equal(got, []string{"slot-migration"}) {
 		t.Errorf("cluster/slot-migration's limit: %v", got)
