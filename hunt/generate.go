@@ -53,7 +53,8 @@ var clusterFaults = []string{"cluster-failover", "cluster-manual-failover", "clu
 // clusterFault: one of clusterFaults. Two of them in one cycle would
 // mostly fail the run, not the lock: a manual failover sent to the
 // replica a failover has just made a master (or to the old master, down),
-// a slot migrating from a master that is being failed over.
+// a slot migrating from a master that is being failed over (see
+// clusterConflict for the other faults they are not drawn with).
 func clusterFault(f string) bool { return slices.Contains(clusterFaults, f) }
 
 // manualModes are cluster-manual-failover's modes: default loses nothing
@@ -207,17 +208,38 @@ func (g *Generator) Next() *Schedule {
 	return s
 }
 
-// markUsed marks a fault a cycle has drawn; a cluster fault marks every
-// cluster fault of the space (one a cycle: see clusterFault).
+// markUsed marks a fault a cycle has drawn, and the faults of the space
+// that conflict with it (clusterConflict).
 func markUsed(used map[string]bool, f string, space []string) {
 	used[f] = true
-	if clusterFault(f) {
-		for _, c := range clusterFaults {
-			if slices.Contains(space, c) {
-				used[c] = true
-			}
+	for _, c := range space {
+		if clusterConflict(f, c) {
+			used[c] = true
 		}
 	}
+}
+
+// clusterConflict: faults a cycle on a cluster does not draw together,
+// because the run, not the lock, would fail: two cluster faults (see
+// clusterFault); a cluster fault and a node of the key's master and
+// replica down, stopped or restarting (a slot migrating from a master
+// that restarts answers CLUSTERDOWN; a failover waits for a replica
+// that is down); the replication link cut and a manual failover (the
+// replica never catches up) or the minority cut (which cuts that link
+// too). Not on other topologies: they have no cluster fault.
+func clusterConflict(a, b string) bool {
+	if !clusterFault(a) {
+		a, b = b, a
+	}
+	switch {
+	case !clusterFault(a):
+		return false
+	case clusterFault(b):
+		return true
+	case b == "partition-peer":
+		return a != "cluster-failover" && a != "cluster-migrate-slot"
+	}
+	return slices.Contains([]string{"kill", "power-loss", "restart", "pause-node"}, b)
 }
 
 // coldRestart is the share of a fencing lock's schedules (after the

@@ -94,7 +94,7 @@ func (g *Generator) mutKind(s, _ *Schedule) bool {
 		return false
 	}
 	f := g.of(g.space.Faults)
-	if s.hasFault(f) || (clusterFault(f) && s.clusterFaultBut(i)) {
+	if s.hasFault(f) || s.conflictBut(i, f) {
 		return false
 	}
 	e := g.event(f, s)
@@ -178,7 +178,7 @@ func (g *Generator) mutAdd(s, _ *Schedule) bool {
 		return false
 	}
 	f := g.of(g.space.Faults)
-	if s.hasFault(f) || (clusterFault(f) && s.clusterFaultBut(-1)) {
+	if s.hasFault(f) || s.conflictBut(-1, f) {
 		return false
 	}
 	e := g.event(f, s)
@@ -248,7 +248,7 @@ func (g *Generator) mutSplice(s, other *Schedule) bool {
 	k := g.rng.IntN(len(s.Events) + 1)
 	out := slices.Clone(s.Events[:k])
 	for _, e := range other.Events[g.rng.IntN(len(other.Events)):] {
-		if len(out) < maxEvents && !slices.ContainsFunc(out, func(x Event) bool { return x.Fault == e.Fault || clusterFault(x.Fault) && clusterFault(e.Fault) }) {
+		if len(out) < maxEvents && !slices.ContainsFunc(out, func(x Event) bool { return x.Fault == e.Fault || clusterConflict(x.Fault, e.Fault) }) {
 			if e.Target == lockfault.TargetTrigger && s.Anchor == nil {
 				e.Target = lockfault.TargetHolder
 			}
@@ -325,11 +325,11 @@ func onCrashed(s *Schedule, e Event) bool {
 	})
 }
 
-// clusterFaultBut: a fault of the cycle other than its i-th is a cluster
-// fault (a cycle has at most one: see clusterFault).
-func (s *Schedule) clusterFaultBut(i int) bool {
+// conflictBut: a fault of the cycle other than its i-th conflicts with f
+// (clusterConflict).
+func (s *Schedule) conflictBut(i int, f string) bool {
 	for j, e := range s.Events {
-		if j != i && clusterFault(e.Fault) {
+		if j != i && clusterConflict(f, e.Fault) {
 			return true
 		}
 	}
