@@ -56,6 +56,9 @@ func checkClusterSchedule(ctx context.Context, sp *Space, subj *runner.Subject, 
 			return fmt.Sprintf("%v: how", e)
 		}
 	}
+	if s.hasFault("cluster-failover") && slices.ContainsFunc(s.Events, func(e Event) bool { return e.Target == lockfault.TargetKeyReplica }) {
+		return fmt.Sprintf("a fault on the key's replica beside a failover that leaves the new master without one: %v", s.Faults())
+	}
 	if n > 1 {
 		return fmt.Sprintf("%d cluster faults in one cycle: %v", n, s.Faults())
 	}

@@ -205,7 +205,25 @@ func (g *Generator) Next() *Schedule {
 	}
 	g.aimClockStep(s)
 	g.fitWorkload(s)
+	fitFailoverTargets(s)
 	return s
+}
+
+// fitFailoverTargets: in a cycle with a cluster failover the other faults
+// on the key's replica hit the key's master instead. Once the cluster has
+// promoted the replica, the new master has no replica until the heal
+// brings the old master back (a partition-client of key-replica there
+// was refused: "matches no node"), and the key's master is the node that
+// holds the key. Other cycles are left as they are.
+func fitFailoverTargets(s *Schedule) {
+	if !s.hasFault("cluster-failover") {
+		return
+	}
+	for i := range s.Events {
+		if s.Events[i].Target == lockfault.TargetKeyReplica {
+			s.Events[i].Target = lockfault.TargetKeyMaster
+		}
+	}
 }
 
 // markUsed marks a fault a cycle has drawn, and the faults of the space

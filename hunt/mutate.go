@@ -265,7 +265,8 @@ func (g *Generator) mutSplice(s, other *Schedule) bool {
 // fix keeps a derived schedule one the runner accepts: a trigger target
 // needs a command anchor; a crashed client is restarted; renewals are on
 // when the holds outlast the TTL; an extend anchor needs extends; a
-// cluster fault's length fits its params.
+// cluster fault's length fits its params, and a cluster failover's cycle
+// has no other fault on the key's replica.
 func (g *Generator) fix(s *Schedule) {
 	if s.Anchor != nil && s.Anchor.Op == scenarios.OpExtend && s.Workload.Extends == 0 {
 		s.Anchor = nil
@@ -290,6 +291,7 @@ func (g *Generator) fix(s *Schedule) {
 	for i := range s.Events {
 		fitCluster(&s.Events[i], s)
 	}
+	fitFailoverTargets(s)
 }
 
 // fitCluster keeps a cluster fault's length what its params need after a
