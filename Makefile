@@ -193,14 +193,18 @@ cards: debs-servers debs-python debs-php build image
 # HUNT_SEARCH search, HUNT_PARALLEL schedules at once, collecting every
 # distinct violation (-keep-going), one after the other, into
 # reports/hunt-libraries/<lock>/<run id>/; each hunt's last lines go to
-# reports/hunt-libraries/summary.txt. 13 libraries × 30 minutes is 6.5 hours
-# a backend; `make hunt-libraries HUNT_TIME=3m HUNT_ARGS='-shrink-runs 12
-# -rate-runs 5'` is a first look (HUNT_ARGS: more hunt flags; HUNT_GO_LIBS=
-# and HUNT_WORKERS= narrow the list).
+# reports/hunt-libraries/summary.txt. The Go libraries' cluster locks
+# (HUNT_CLUSTER_LIBS) run on a Redis Cluster, where the hunt also draws the
+# cluster's failovers, slot migration and minority split. 16 libraries × 30
+# minutes is 8 hours a backend; `make hunt-libraries HUNT_TIME=3m
+# HUNT_ARGS='-shrink-runs 12 -rate-runs 5'` is a first look (HUNT_ARGS: more
+# hunt flags; HUNT_GO_LIBS=, HUNT_CLUSTER_LIBS= and HUNT_WORKERS= narrow the
+# list).
 HUNT_TIME ?= 30m
 HUNT_SEARCH ?= learn
 HUNT_PARALLEL ?= 4
 HUNT_GO_LIBS ?= etcd go-zero gocron-redis-lock redislock redsync rueidislock
+HUNT_CLUSTER_LIBS ?= redislock-cluster redsync-cluster rueidislock-cluster
 # One library worker a line: its known limits (from its card), its command.
 # A cluster worker (worker_cluster.*) is told its single-master twin's
 # limits: the same lock, whose docs promise nothing more on a cluster.
@@ -220,7 +224,7 @@ hunt-libraries: debs-servers debs-python debs-php build $(if $(filter docker,$(b
 	@hunt() { ./$(BIN) hunt -time $(HUNT_TIME) -search $(HUNT_SEARCH) -parallel $(HUNT_PARALLEL) -keep-going \
 	    -backend $(backend) -reports reports/hunt-libraries $(HUNT_ARGS) "$$@" > reports/hunt-libraries/last.log 2>&1; rc=$$?; \
 	  { echo "== $$* (exit $$rc)"; grep -E '^hunt |^hunt of|^  [a-z]' reports/hunt-libraries/last.log; } | tee -a reports/hunt-libraries/summary.txt; }; \
-	for lib in $(HUNT_GO_LIBS); do hunt -lock $$lib; done; \
+	for lib in $(HUNT_GO_LIBS) $(HUNT_CLUSTER_LIBS); do hunt -lock $$lib; done; \
 	while read -r known w; do [ -n "$$w" ] && hunt -known "$$known" -worker "$$w"; done <<< "$$HUNT_WORKERS"
 
 # How often each outcome comes back (campaign/definitions/rates.yaml: every lock ×

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
@@ -35,20 +36,49 @@ func faultsFor(kind lockfault.TopologyKind) []string {
 		return append(client, "pause-node", "kill", "latency", "partition-client")
 	case lockfault.Replicated:
 		return append(client, "pause-node", "kill", "power-loss", "restart", "latency", "partition-client", "partition-peer", "promote", "clock-jump", "clock-drift")
+	case lockfault.Cluster:
+		// The node faults of one master and its replica (the key's), the
+		// replication link's cut (partition-peer), and the cluster's own
+		// failovers, slot migration and minority split.
+		out := append(client, "pause-node", "kill", "power-loss", "restart", "latency", "partition-client", "partition-peer", "clock-jump", "clock-drift")
+		return append(out, clusterFaults...)
 	}
 	return append(client, "pause-node", "kill", "power-loss", "restart", "latency", "partition-client", "clock-jump", "clock-drift")
 }
+
+// clusterFaults are the faults of a Redis Cluster alone (a cycle draws at
+// most one of them: see clusterFault).
+var clusterFaults = []string{"cluster-failover", "cluster-manual-failover", "cluster-migrate-slot", "cluster-minority-partition"}
+
+// clusterFault: one of clusterFaults. Two of them in one cycle would
+// mostly fail the run, not the lock: a manual failover sent to the
+// replica a failover has just made a master (or to the old master, down),
+// a slot migrating from a master that is being failed over (see
+// clusterConflict for the other faults they are not drawn with).
+func clusterFault(f string) bool { return slices.Contains(clusterFaults, f) }
+
+// manualModes are cluster-manual-failover's modes: default loses nothing
+// (the replica first reaches its master's offset), force and takeover
+// may lose what was not replicated (the failover limit's).
+var manualModes = []string{"default", "force", "takeover"}
 
 // NewSpace is the space of a lock with the given known limits.
 func NewSpace(info lockimpl.Info, known []string) *Space {
 	sp := &Space{Info: info, Known: known}
 	ex := excluded(known)
 	for _, f := range faultsFor(sp.topologyKind()) {
-		if !slices.Contains(ex, f) {
+		if !slices.Contains(ex, f) && (f != "cluster-manual-failover" || len(sp.values(f, "mode", manualModes)) > 0) {
 			sp.Faults = append(sp.Faults, f)
 		}
 	}
 	return sp
+}
+
+// values are the values of a fault's param the space draws: all but those
+// its known limits exclude (Limit.Modes).
+func (sp *Space) values(fault, param string, all []string) []string {
+	ex := excludedModes(sp.Known, fault, param)
+	return slices.DeleteFunc(slices.Clone(all), func(v string) bool { return slices.Contains(ex, v) })
 }
 
 // topologyKind is the kind of topology the lock runs on in a hunt: its
@@ -147,7 +177,7 @@ func (g *Generator) Next() *Schedule {
 			i--
 			continue
 		}
-		used[f] = true
+		markUsed(used, f, sp.Faults)
 		e := g.event(f, s)
 		if i == 0 {
 			e.At = 0
@@ -175,7 +205,59 @@ func (g *Generator) Next() *Schedule {
 	}
 	g.aimClockStep(s)
 	g.fitWorkload(s)
+	fitFailoverTargets(s)
 	return s
+}
+
+// fitFailoverTargets: in a cycle with a cluster failover the other faults
+// on the key's replica hit the key's master instead. Once the cluster has
+// promoted the replica, the new master has no replica until the heal
+// brings the old master back (a partition-client of key-replica there
+// was refused: "matches no node"), and the key's master is the node that
+// holds the key. Other cycles are left as they are.
+func fitFailoverTargets(s *Schedule) {
+	if !s.hasFault("cluster-failover") {
+		return
+	}
+	for i := range s.Events {
+		if s.Events[i].Target == lockfault.TargetKeyReplica {
+			s.Events[i].Target = lockfault.TargetKeyMaster
+		}
+	}
+}
+
+// markUsed marks a fault a cycle has drawn, and the faults of the space
+// that conflict with it (clusterConflict).
+func markUsed(used map[string]bool, f string, space []string) {
+	used[f] = true
+	for _, c := range space {
+		if clusterConflict(f, c) {
+			used[c] = true
+		}
+	}
+}
+
+// clusterConflict: faults a cycle on a cluster does not draw together,
+// because the run, not the lock, would fail: two cluster faults (see
+// clusterFault); a cluster fault and a node of the key's master and
+// replica down, stopped or restarting (a slot migrating from a master
+// that restarts answers CLUSTERDOWN; a failover waits for a replica
+// that is down); the replication link cut and a manual failover (the
+// replica never catches up) or the minority cut (which cuts that link
+// too). Not on other topologies: they have no cluster fault.
+func clusterConflict(a, b string) bool {
+	if !clusterFault(a) {
+		a, b = b, a
+	}
+	switch {
+	case !clusterFault(a):
+		return false
+	case clusterFault(b):
+		return true
+	case b == "partition-peer":
+		return a != "cluster-failover" && a != "cluster-migrate-slot"
+	}
+	return slices.Contains([]string{"kill", "power-loss", "restart", "pause-node"}, b)
 }
 
 // coldRestart is the share of a fencing lock's schedules (after the
@@ -563,6 +645,11 @@ func (g *Generator) event(f string, s *Schedule) Event {
 		e.Params = map[string]string{"clients": g.of([]string{"all", "c1", "holder"}), "mode": g.of([]string{"reset", "drop"})}
 	case "partition-peer":
 		e.Target = lockfault.TargetPrimary
+		if s.Topology.Kind == lockfault.Cluster {
+			e.Target = lockfault.TargetKeyMaster // the key's master from its replica
+		}
+	case "cluster-failover", "cluster-manual-failover", "cluster-migrate-slot", "cluster-minority-partition":
+		g.clusterEvent(&e, s)
 	case "promote":
 		e.Target, e.Dur = lockfault.TargetReplica, 0
 	case "clock-jump":
@@ -575,6 +662,46 @@ func (g *Generator) event(f string, s *Schedule) Event {
 		e.Target = g.of(nodeTargets(s.Topology))
 	}
 	return e
+}
+
+// clusterEvent draws a cluster fault's target and params; its moment and
+// length are event's. The cluster's failover of the key's master (killed
+// or stopped, until the old master is back as a replica: the length); a
+// manual failover on the key's replica (in the modes the known limits
+// leave; nothing to heal); a migration of the key's slot, all at once or
+// left half done (marked migrating; or its keys moved too) for the length,
+// after which the heal finishes it; the key's master cut off in a minority
+// with none, one or some clients on its side, for longer than the node
+// timeout (the majority fails it over meanwhile) by the length.
+func (g *Generator) clusterEvent(e *Event, s *Schedule) {
+	e.Target = lockfault.TargetKeyMaster
+	switch e.Fault {
+	case "cluster-failover":
+		e.Params = map[string]string{"how": g.of([]string{"kill", "pause"})}
+	case "cluster-manual-failover":
+		e.Target, e.Dur = lockfault.TargetKeyReplica, 0
+		e.Params = map[string]string{"mode": g.of(g.space.values(e.Fault, "mode", manualModes))}
+	case "cluster-migrate-slot":
+		e.Params = map[string]string{"step": g.of([]string{"all", "begin", "move"})}
+		if e.Params["step"] == "all" {
+			e.Dur = 0
+		}
+	case "cluster-minority-partition":
+		e.Params = map[string]string{}
+		if c := g.of([]string{"none", "c1", lockfault.TargetHolder, lockfault.TargetOthers}); c != "none" {
+			e.Params["clients"] = c
+		}
+		e.Dur += nodeTimeout(s.Topology)
+	}
+}
+
+// nodeTimeout is a cluster's cluster-node-timeout: a master cut off for
+// less is not failed over.
+func nodeTimeout(t scenarios.Topology) time.Duration {
+	if d := t.NodeTimeout.D(); d > 0 {
+		return d
+	}
+	return cluster.DefaultNodeTimeout
 }
 
 func signed(d time.Duration, forward bool) string {

@@ -16,21 +16,42 @@ import (
 type Limit struct {
 	Name   string
 	Faults []string // the fault kinds it excludes
-	Doc    string
+	// Modes are the draws of a fault it excludes while the fault's other
+	// draws stay (a manual failover that may lose writes, beside one that
+	// cannot).
+	Modes []Mode
+	Doc   string
+}
+
+// Mode is some values of one param of a fault.
+type Mode struct {
+	Fault, Param string
+	Values       []string
 }
 
 // Limits are the known limits a hunt can be told about (-known,
 // Options.KnownViolations).
 var Limits = []Limit{
-	{"failover", []string{"promote", "sentinel-failover"}, "a failover loses grants that were replicated asynchronously (C5)"},
-	{"node-clock", []string{"clock-jump", "clock-drift"}, "a node's realtime clock that jumps or runs fast expires keys early; no fencing token guards the resource (C10)"},
-	{"client-clock", []string{"clock-client"}, "the lock reads the client's wall clock"},
-	{"node-restart", []string{"kill", "power-loss", "restart"}, "a node that restarts loses what it had not persisted"},
-	{"client-crash", []string{"crash-client", "clone-client"}, "a client that dies (or a second process under its name) leaves the lock in a state it does not recover from"},
-	{"client-pause", []string{"pause-client"}, "a client stopped inside the lock's own steps is not protected against"},
-	{"node-pause", []string{"pause-node"}, "a stopped node is not survived"},
-	{"partition", []string{"partition-client", "partition-peer"}, "a network partition is not survived"},
-	{"latency", []string{"latency"}, "slow links are not survived"},
+	{Name: "failover", Faults: []string{"promote", "sentinel-failover", "cluster-failover", "cluster-minority-partition"},
+		Modes: []Mode{{"cluster-manual-failover", "mode", []string{"force", "takeover"}}},
+		Doc:   "a failover loses grants that were replicated asynchronously (C5): by hand, by the Sentinels, or by a Redis Cluster (of a master killed, stopped or cut off in a minority, or a manual failover that does not wait for the replica: force, takeover)"},
+	{Name: "node-clock", Faults: []string{"clock-jump", "clock-drift"}, Doc: "a node's realtime clock that jumps or runs fast expires keys early; no fencing token guards the resource (C10)"},
+	{Name: "client-clock", Faults: []string{"clock-client"}, Doc: "the lock reads the client's wall clock"},
+	{Name: "node-restart", Faults: []string{"kill", "power-loss", "restart"}, Doc: "a node that restarts loses what it had not persisted"},
+	{Name: "client-crash", Faults: []string{"crash-client", "clone-client"}, Doc: "a client that dies (or a second process under its name) leaves the lock in a state it does not recover from"},
+	{Name: "client-pause", Faults: []string{"pause-client"}, Doc: "a client stopped inside the lock's own steps is not protected against"},
+	{Name: "node-pause", Faults: []string{"pause-node"}, Doc: "a stopped node is not survived"},
+	{Name: "partition", Faults: []string{"partition-client", "partition-peer"}, Doc: "a network partition is not survived"},
+	{Name: "latency", Faults: []string{"latency"}, Doc: "slow links are not survived"},
+	// Not failover: redislock-cluster and redsync-cluster break
+	// cluster/minority-grant (their cut-off client is not granted again)
+	// and hold failover/async-replica; not partition: they survive
+	// partition-client and partition-peer.
+	{Name: "minority-partition", Faults: []string{"cluster-minority-partition"},
+		Doc: "a Redis Cluster master cut off in a minority with some clients is not survived: its grants outlive the majority's failover, or the clients on its side are not granted again (cluster/minority-grant); a lock whose only flaw is this survives the cluster's failover of a killed master and the other partitions"},
+	// No other limit's faults move a slot.
+	{Name: "slot-migration", Faults: []string{"cluster-migrate-slot"},
+		Doc: "a migration of the lock key's slot between Redis Cluster masters (the key moving, ASK and MOVED redirections) is not survived (cluster/slot-migration)"},
 }
 
 // LimitNames lists the names -known accepts.
@@ -84,6 +105,8 @@ var limitOf = map[string]string{
 	"validity/slow-acquire":      "latency",
 	"liveness/holder-partition":  "partition",
 	"extend/partition":           "partition",
+	"cluster/minority-grant":     "minority-partition",
+	"cluster/slot-migration":     "slot-migration",
 }
 
 // BuiltInLimits are a built-in lock's known limits, from the promise table
@@ -115,6 +138,22 @@ func excluded(limits []string) []string {
 	for _, l := range Limits {
 		if slices.Contains(limits, l.Name) {
 			out = append(out, l.Faults...)
+		}
+	}
+	return out
+}
+
+// excludedModes lists the values of a fault's param the limits exclude.
+func excludedModes(limits []string, fault, param string) []string {
+	var out []string
+	for _, l := range Limits {
+		if !slices.Contains(limits, l.Name) {
+			continue
+		}
+		for _, m := range l.Modes {
+			if m.Fault == fault && m.Param == param {
+				out = append(out, m.Values...)
+			}
 		}
 	}
 	return out

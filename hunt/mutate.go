@@ -94,7 +94,7 @@ func (g *Generator) mutKind(s, _ *Schedule) bool {
 		return false
 	}
 	f := g.of(g.space.Faults)
-	if s.hasFault(f) {
+	if s.hasFault(f) || s.conflictBut(i, f) {
 		return false
 	}
 	e := g.event(f, s)
@@ -178,7 +178,7 @@ func (g *Generator) mutAdd(s, _ *Schedule) bool {
 		return false
 	}
 	f := g.of(g.space.Faults)
-	if s.hasFault(f) {
+	if s.hasFault(f) || s.conflictBut(-1, f) {
 		return false
 	}
 	e := g.event(f, s)
@@ -248,7 +248,7 @@ func (g *Generator) mutSplice(s, other *Schedule) bool {
 	k := g.rng.IntN(len(s.Events) + 1)
 	out := slices.Clone(s.Events[:k])
 	for _, e := range other.Events[g.rng.IntN(len(other.Events)):] {
-		if len(out) < maxEvents && !slices.ContainsFunc(out, func(x Event) bool { return x.Fault == e.Fault }) {
+		if len(out) < maxEvents && !slices.ContainsFunc(out, func(x Event) bool { return x.Fault == e.Fault || clusterConflict(x.Fault, e.Fault) }) {
 			if e.Target == lockfault.TargetTrigger && s.Anchor == nil {
 				e.Target = lockfault.TargetHolder
 			}
@@ -264,7 +264,9 @@ func (g *Generator) mutSplice(s, other *Schedule) bool {
 
 // fix keeps a derived schedule one the runner accepts: a trigger target
 // needs a command anchor; a crashed client is restarted; renewals are on
-// when the holds outlast the TTL; an extend anchor needs extends.
+// when the holds outlast the TTL; an extend anchor needs extends; a
+// cluster fault's length fits its params, and a cluster failover's cycle
+// has no other fault on the key's replica.
 func (g *Generator) fix(s *Schedule) {
 	if s.Anchor != nil && s.Anchor.Op == scenarios.OpExtend && s.Workload.Extends == 0 {
 		s.Anchor = nil
@@ -286,6 +288,25 @@ func (g *Generator) fix(s *Schedule) {
 		s.Workload.RestartCrashed = scenarios.Duration(crashedFor)
 	}
 	s.Events = slices.DeleteFunc(s.Events, func(e Event) bool { return onCrashed(s, e) })
+	for i := range s.Events {
+		fitCluster(&s.Events[i], s)
+	}
+	fitFailoverTargets(s)
+}
+
+// fitCluster keeps a cluster fault's length what its params need after a
+// mutation changed one of them: a whole migration has none, a half-done one
+// needs one (its heal finishes it); a minority cut lasts longer than the
+// node timeout, or nothing is failed over.
+func fitCluster(e *Event, s *Schedule) {
+	switch {
+	case e.Fault == "cluster-migrate-slot" && e.Params["step"] == "all":
+		e.Dur = 0
+	case e.Fault == "cluster-migrate-slot" && e.Dur == 0:
+		e.Dur = s.TTL
+	case e.Fault == "cluster-minority-partition" && e.Dur <= nodeTimeout(s.Topology):
+		e.Dur += nodeTimeout(s.Topology)
+	}
 }
 
 // crashedFor is how long a crashed client of a hunt's schedule stays down
@@ -304,6 +325,17 @@ func onCrashed(s *Schedule, e Event) bool {
 	return slices.ContainsFunc(s.Events, func(c Event) bool {
 		return c.Fault == "crash-client" && c.Target == e.Target && e.At >= c.At && e.At < c.At+crashedFor
 	})
+}
+
+// conflictBut: a fault of the cycle other than its i-th conflicts with f
+// (clusterConflict).
+func (s *Schedule) conflictBut(i int, f string) bool {
+	for j, e := range s.Events {
+		if j != i && clusterConflict(f, e.Fault) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Schedule) hasFault(f string) bool {

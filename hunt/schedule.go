@@ -199,13 +199,27 @@ func (s *Schedule) Compile(name, lock string, expect []string) *scenarios.Scenar
 			n.Steps = append(n.Steps, scenarios.Step{Heal: p.e.Fault})
 			continue
 		}
-		n.Steps = append(n.Steps, scenarios.Step{Fault: p.e.Fault, Target: p.e.Target, Params: p.e.Params})
+		n.Steps = append(n.Steps, faultSteps(p.e)...)
 	}
 	if s.WhileFree {
 		start()
 	}
 	n.Steps = append(n.Steps, scenarios.Step{Sleep: scenarios.Duration(2 * s.TTL)}, scenarios.Step{Heal: "all"})
 	return sc
+}
+
+// faultSteps are the steps that inject a fault. A slot migration's move
+// step MIGRATEs to a destination that imports the slot: the hunt's "move"
+// is its begin, then its move, at the same moment (one heal finishes both).
+func faultSteps(e Event) []scenarios.Step {
+	st := scenarios.Step{Fault: e.Fault, Target: e.Target, Params: e.Params}
+	if e.Fault != "cluster-migrate-slot" || e.Params["step"] != "move" {
+		return []scenarios.Step{st}
+	}
+	begin := st
+	begin.Params = maps.Clone(e.Params)
+	begin.Params["step"] = "begin"
+	return []scenarios.Step{begin, st}
 }
 
 // span is how long the cycle's faults last from the anchor: until the last
