@@ -70,15 +70,22 @@ func TestHuntFindsMinorityGrant(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
+	t.Parallel()
 	info, _ := lockimpl.Lookup("single-cluster")
 	if slices.Contains(hunt.NewSpace(info, hunt.BuiltInLimits("single-cluster")).Faults, "cluster-minority-partition") {
 		t.Fatal("single-cluster's hunt draws the minority cut, one of its known limits")
 	}
 	s := minoritySchedule()
-	if fps, _ := runSchedule(t, "single-cluster", s); !slices.ContainsFunc(fps, func(f hunt.Fingerprint) bool { return f.Class == checker.ClassOverlap }) {
-		t.Errorf("single-cluster under %v: found %v, want an overlap", s.Faults(), fps)
-	}
-	if fps, why := runSchedule(t, "cluster-capped-validity", s); len(fps) > 0 || why != "" {
-		t.Errorf("cluster-capped-validity under %v: found %v (unjudged: %q), want nothing found, judged", s.Faults(), fps, why)
-	}
+	t.Run("single-cluster", func(t *testing.T) {
+		t.Parallel()
+		if fps, _ := runSchedule(t, "single-cluster", s); !slices.ContainsFunc(fps, func(f hunt.Fingerprint) bool { return f.Class == checker.ClassOverlap }) {
+			t.Errorf("single-cluster under %v: found %v, want an overlap", s.Faults(), fps)
+		}
+	})
+	t.Run("cluster-capped-validity", func(t *testing.T) {
+		t.Parallel()
+		if fps, why := runSchedule(t, "cluster-capped-validity", s); len(fps) > 0 || why != "" {
+			t.Errorf("cluster-capped-validity under %v: found %v (unjudged: %q), want nothing found, judged", s.Faults(), fps, why)
+		}
+	})
 }
