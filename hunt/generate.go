@@ -403,7 +403,9 @@ func (g *Generator) workload(ttl time.Duration) scenarios.Workload {
 		w.Fencing = true
 	}
 	switch {
-	case sp.has(lockimpl.CapReentrant) && g.chance(0.4):
+	case sp.has(lockimpl.CapReentrant) && g.chance(0.4) && !slices.Contains(sp.Known, "reentry"):
+		// A lock whose known limits say it does not count re-entries
+		// (reentry) is hunted for something else.
 		w.Reentry = 2 + g.rng.IntN(2)
 	case sp.has(lockimpl.CapExtend) && g.chance(0.4):
 		w.Extends = 1 + g.rng.IntN(3)

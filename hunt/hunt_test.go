@@ -275,6 +275,37 @@ func TestKnownLimits(t *testing.T) {
 	if _, err := ParseKnown([]string{"node-clock", "bogus"}); err == nil || !strings.Contains(err.Error(), "allowed: failover") {
 		t.Errorf("an unknown limit: %v", err)
 	}
+	// go-zero does not count re-entries (its card): its hunt draws no
+	// re-entrant workload, and looks for something else; a reentrant lock
+	// without that limit still draws them, with the learning search's
+	// workload mutations too.
+	if got := BuiltInLimits("go-zero"); !slices.Contains(got, "reentry") {
+		t.Errorf("go-zero's known limits: %v, want reentry among them", got)
+	}
+	reentries := func(known []string) (n int) {
+		sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle, Caps: []string{lockimpl.CapReentrant}}, known)
+		sp.Commands = sampleShapes()
+		for _, g := range []*Generator{NewGenerator(sp, 1), NewPlainGenerator(sp, 1)} {
+			var prev *Schedule
+			for range 200 {
+				s := g.Next()
+				if prev != nil {
+					s = g.Mutate(s, prev)
+				}
+				if s.Workload.Reentry > 1 {
+					n++
+				}
+				prev = s
+			}
+		}
+		return n
+	}
+	if n := reentries(nil); n == 0 {
+		t.Errorf("a reentrant lock drew no re-entry in 400 schedules")
+	}
+	if n := reentries([]string{"reentry"}); n != 0 {
+		t.Errorf("with the known limit reentry: %d of 400 schedules re-enter, want none", n)
+	}
 }
 
 // reachGenerator is seed 1's generator for a lock that can extend, with the

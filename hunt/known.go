@@ -49,6 +49,8 @@ var Limits = []Limit{
 	// partition-client and partition-peer.
 	{Name: "minority-partition", Faults: []string{"cluster-minority-partition"},
 		Doc: "a Redis Cluster master cut off in a minority with some clients is not survived: its grants outlive the majority's failover, or the clients on its side are not granted again (cluster/minority-grant); a lock whose only flaw is this survives the cluster's failover of a killed master and the other partitions"},
+	// No fault: a workload the generator does not draw.
+	{Name: "reentry", Doc: "a re-entry (the holder acquiring the lock again) is not counted: the inner release frees the lock while the outer holder still runs (reentrancy/counts); the generator draws no re-entrant workload, so the hunt looks for something else"},
 	// No other limit's faults move a slot.
 	{Name: "slot-migration", Faults: []string{"cluster-migrate-slot"},
 		Doc: "a migration of the lock key's slot between Redis Cluster masters (the key moving, ASK and MOVED redirections) is not survived (cluster/slot-migration)"},
@@ -105,6 +107,7 @@ var limitOf = map[string]string{
 	"validity/slow-acquire":      "latency",
 	"liveness/holder-partition":  "partition",
 	"extend/partition":           "partition",
+	"reentrancy/counts":          "reentry",
 	"cluster/minority-grant":     "minority-partition",
 	"cluster/slot-migration":     "slot-migration",
 }
