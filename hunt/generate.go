@@ -639,11 +639,11 @@ func (g *Generator) event(f string, s *Schedule) Event {
 	case "restart":
 		e.Target, e.Dur = g.of(nodeTargets(s.Topology)), 0
 	case "latency":
-		e.Target = g.of(nodeTargets(s.Topology))
+		e.Target = g.of(linkTargets(s.Topology))
 		e.Params = map[string]string{"latency": scale(ttl, g.pick(0.05, 0.3, 0.6)).String(), "jitter": "0s",
 			"clients": g.of([]string{"all", "c1"})}
 	case "partition-client":
-		e.Target = g.of(nodeTargets(s.Topology))
+		e.Target = g.of(linkTargets(s.Topology))
 		e.Params = map[string]string{"clients": g.of([]string{"all", "c1", "holder"}), "mode": g.of([]string{"reset", "drop"})}
 	case "partition-peer":
 		e.Target = lockfault.TargetPrimary

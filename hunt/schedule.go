@@ -245,6 +245,18 @@ func clientFault(name string) bool {
 	return false
 }
 
+// linkTargets are the nodes whose client links the generator cuts or
+// slows: a cluster client sends nothing to a replica (its reads and writes
+// go to the masters), so a link fault there would have no effect and its
+// cycle prove nothing; the other topologies' draws are nodeTargets', as
+// before.
+func linkTargets(t scenarios.Topology) []string {
+	if t.Kind == lockfault.Cluster {
+		return []string{lockfault.TargetKeyMaster}
+	}
+	return nodeTargets(t)
+}
+
 // nodeTargets are the node targets the generator draws for a topology.
 func nodeTargets(t scenarios.Topology) []string {
 	switch t.Kind {
