@@ -26,6 +26,7 @@ func TestExtraForKeepsTheScenariosOfTheCardsLock(t *testing.T) {
 	for lock, want := range map[string][]string{
 		"symfony-redis":    {"extra/symfony-redis-refresh-lost"},
 		"redsync":          {"extra/redsync-retry-release", "extra/redsync-retry-release-one-master"},
+		"redsync-cluster":  {"extra/redsync-cluster-retry-release"},
 		"single":           {"extra/gc-pause"},
 		"symfony-combined": nil,
 	} {
