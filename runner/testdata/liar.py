@@ -35,7 +35,12 @@ for line in sys.stdin:
     elif cmd == "cs" and mode == "die-in-cs":
         sys.stderr.write("worker: exiting in the critical section\n")
         sys.exit(3)
-    elif cmd in ("cs", "release", "extend"):
+    elif cmd == "cs":
+        # Hold for the critical section as asked: a worker that answers at
+        # once floods the harness on a fast machine (MaxMessagesPerSecond).
+        time.sleep(c.get("hold_ms", 0) / 1000.0)
+        send({"type": "reply", "op": c["op"], "status": "ok"})
+    elif cmd in ("release", "extend"):
         send({"type": "reply", "op": c["op"], "status": "ok"})
     elif cmd == "shutdown":
         break
