@@ -503,7 +503,10 @@ func (nem *nemesis) failpointStop(p *proc, m worker.Message) {
 // busy machine) let a short hold end between the two, and the injection
 // found nobody holding (redsync × liveness/holder-partition came out not
 // exercised in make cards). With nobody holding, the step is left as it is
-// and its injection says so (not exercised).
+// and its injection says so (not exercised). A clone holding is the target
+// of a client fault itself, and stands for its client's links in a clients
+// param (it has no links of its own: clients=c1-clone was refused, and the
+// hunt's step came out inconclusive).
 func (nem *nemesis) pinHolder(fault, target string, params map[string]string) (string, map[string]string) {
 	_, info, err := faults.Get(fault)
 	if err != nil {
@@ -517,7 +520,9 @@ func (nem *nemesis) pinHolder(fault, target string, params map[string]string) (s
 	if params[faults.ParamClients] == lockfault.TargetHolder {
 		if name, ok := nem.holderNow(); ok {
 			params = maps.Clone(params)
-			params[faults.ParamClients] = name
+			// A clone (clone-client) holding the lock goes over the links of
+			// the client it clones: the links a clients param names.
+			params[faults.ParamClients] = nem.r.cl.identity(name)
 		}
 	}
 	return target, params

@@ -28,6 +28,15 @@ func TestStepPinsTheHolder(t *testing.T) {
 	if got, _ := r.nem.pinHolder("kill", "n1", nil); got != "n1" {
 		t.Errorf("kill on n1: target %q", got)
 	}
+	// A clone holding: a client fault acts on the clone, a clients param
+	// names the links it goes over, its client's.
+	r.holder, r.clones["c2-clone"] = "c2-clone", "c2"
+	if got, _ := r.nem.pinHolder("pause-client", "holder", nil); got != "c2-clone" {
+		t.Errorf("pause-client on a clone holding: target %q, want c2-clone", got)
+	}
+	if _, p := r.nem.pinHolder("partition-client", "all", params); p["clients"] != "c2" {
+		t.Errorf("partition-client clients=holder, a clone holding: clients %q, want c2 (its links)", p["clients"])
+	}
 	r.holder = ""
 	if got, p := r.nem.pinHolder("partition-client", "all", params); got != "all" || p["clients"] != "holder" {
 		t.Errorf("nobody holds: target %q params %v, want the step as written", got, p)
