@@ -87,7 +87,8 @@ func TestConnectRemapUnderPHPStreams(t *testing.T) {
 
 // A PHP cluster worker whose connect remap is not loaded (not built beside
 // the clock shim) refuses its cluster endpoints (not-supported) at init,
-// saying why, and so does one given an address the remap cannot map.
+// saying why, and so does one given an address the remap cannot map or a
+// map the remap would refuse (an address twice).
 func TestPHPClusterWorkerRefusesWithoutTheRemap(t *testing.T) {
 	buildShims(t)
 	dir := t.TempDir()
@@ -105,10 +106,11 @@ func TestPHPClusterWorkerRefusesWithoutTheRemap(t *testing.T) {
 	}
 	ok := `{"127.0.0.1:7001":"127.0.0.1:8001"}`
 	for _, c := range []struct {
-		shim, remap, want string
+		shim, remap, code, want string
 	}{
-		{alone, ok, "libconnectremap.so"},
-		{both, `{"127.0.0.1:7001":"localhost:8001"}`, "not an IPv4 address"},
+		{alone, ok, "not-supported", "libconnectremap.so"},
+		{both, `{"127.0.0.1:7001":"localhost:8001"}`, "not-supported", "not an IPv4 address"},
+		{both, `{"127.0.0.1:7001":"127.0.0.1:8001","127.0.0.1:07001":"127.0.0.1:8002"}`, "malformed", "mapped twice"},
 	} {
 		t.Setenv("LOCKFAULT_CLOCK_SHIM", c.shim)
 		for _, w := range clusterWorkers {
@@ -118,8 +120,8 @@ func TestPHPClusterWorkerRefusesWithoutTheRemap(t *testing.T) {
 			send, recv := session(t, w.argv)
 			send(fmt.Sprintf(`{"cmd":"init","client":"c1","endpoints":{"cluster":["127.0.0.1:8001"],"cluster_remap":%s},"resource":"127.0.0.1:9"}`, c.remap))
 			m := recv()
-			if m.Type != "error" || m.Code != "not-supported" || !strings.Contains(m.Error, c.want) {
-				t.Errorf("%s under %s, remap %s: %+v, want a not-supported error naming %s", w.argv[1], c.shim, c.remap, m, c.want)
+			if m.Type != "error" || m.Code != c.code || !strings.Contains(m.Error, c.want) {
+				t.Errorf("%s under %s, remap %s: %+v, want a %s error saying %s", w.argv[1], c.shim, c.remap, m, c.code, c.want)
 			}
 		}
 	}

@@ -590,10 +590,10 @@ final class Worker
 
     /**
      * Re-executes this process under the clock shim, once, before it reads
-     * anything. The connect remap (REMAP_SHIM) is preloaded with it when it
-     * was built beside it. The offset lives in a file unlinked at once (nothing is left
-     * behind); its descriptor survives the exec and the shim opens it by its
-     * /proc/self/fd name.
+     * anything. The connect remap (REMAP_SHIM) is preloaded with it when
+     * it was built beside it. The offset lives in a file unlinked at once
+     * (nothing is left behind); its descriptor survives the exec and the
+     * shim opens it by its /proc/self/fd name.
      */
     private static function underClockShim(): void
     {
@@ -1307,7 +1307,11 @@ final class Worker
         foreach ($remap as $from => $to) {
             $from = (string) $from;
             $field = 'endpoints.cluster_remap.' . substr($from, 0, 100);
-            $entries[] = self::ipv4Port($from, 'endpoints.cluster_remap') . '=' . self::ipv4Port($to, $field);
+            $key = self::ipv4Port($from, 'endpoints.cluster_remap');
+            if (isset($entries[$key])) {
+                throw Refused::malformed("field $field: the address " . q($key) . ' is mapped twice');
+            }
+            $entries[$key] = "$key=" . self::ipv4Port($to, $field);
         }
         $maps = @file_get_contents('/proc/self/maps');
         if ($maps === false || !preg_match('~/' . preg_quote(REMAP_SHIM, '~') . '$~m', $maps)) {
