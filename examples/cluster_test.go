@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,14 +19,70 @@ import (
 type clusterWorker struct {
 	lock   string
 	argv   []string
-	remaps bool // the client dials endpoints.cluster_remap (else the announced addresses)
 	extend bool
 }
 
 var clusterWorkers = []clusterWorker{
-	{"redis-py-cluster", []string{"/usr/bin/python3", "python-redis/worker_cluster.py"}, true, true},
-	{"symfony-redis-cluster", []string{"/usr/bin/php", "php-symfony/worker_cluster.php"}, false, true},
-	{"laravel-redis-cluster", []string{"/usr/bin/php", "php-laravel/worker_cluster.php"}, false, false},
+	{"redis-py-cluster", []string{"/usr/bin/python3", "python-redis/worker_cluster.py"}, true},
+	// phpredis has no remap: the PHP workers run under the connect remap
+	// (faults/clockshim/connectremap.c), which dials the announced
+	// addresses at the client's own (Worker::remapConnects).
+	{"symfony-redis-cluster", []string{"/usr/bin/php", "php-symfony/worker_cluster.php"}, true},
+	{"laravel-redis-cluster", []string{"/usr/bin/php", "php-laravel/worker_cluster.php"}, false},
+}
+
+// buildShims builds the workers' LD_PRELOAD libraries (make shim): the
+// clock shim and the PHP workers' connect remap.
+func buildShims(t *testing.T) {
+	t.Helper()
+	if out, err := exec.Command("bash", "../faults/clockshim/build.sh").CombinedOutput(); err != nil {
+		t.Fatalf("the shims do not build (make deps installs gcc): %v\n%s", err, out)
+	}
+}
+
+// sentOn reads, for every connection open on the named proxy, the bytes its
+// client has sent (by socket inode).
+func sentOn(t *testing.T, c *cluster.Cluster, name string) map[uint32]uint64 {
+	t.Helper()
+	b, err := c.Net.LinkBytes([]string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint32]uint64{}
+	for inode, cb := range b[name] {
+		out[inode] = cb.FromClient
+	}
+	return out
+}
+
+// sentSince is how many bytes clients sent on the connections open on the
+// named proxy since the reading before (a connection opened since counts
+// from zero).
+func sentSince(t *testing.T, c *cluster.Cluster, name string, before map[uint32]uint64) uint64 {
+	t.Helper()
+	var n uint64
+	for inode, b := range sentOn(t, c, name) {
+		if b > before[inode] {
+			n += b - before[inode]
+		}
+	}
+	return n
+}
+
+// peerAccepts is how many connections the nodes' peer proxies (the
+// addresses the cluster announces) have accepted, per proxy. With no
+// replicas, nothing but a client that dials an announced address uses them.
+func peerAccepts(t *testing.T, c *cluster.Cluster) map[string]uint64 {
+	t.Helper()
+	var names []string
+	for _, m := range c.DataNodes() {
+		names = append(names, cluster.PeerProxy(m.Name))
+	}
+	n, err := c.Net.Accepted(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // testCluster starts a Redis Cluster of 3 masters on local processes.
@@ -151,16 +209,21 @@ func ownerOf(t *testing.T, c *cluster.Cluster, key string) *cluster.Member {
 // released again; a held lock survives a migration of its key's slot
 // (ASK while it moves: the second client is refused, the holder extends and
 // releases; MOVED once it moved: a stale slot map is corrected); and the
-// redirections are followed through a proxy: the remapping client (redis-py)
-// through its own proxies, with the announced addresses cut, the others
-// through the announced peer proxies, whose cut they meet.
+// redirections are followed through the client's own proxies (redis-py's
+// connection_class, the PHP workers' connect remap), with the announced
+// addresses cut: a cut of the client's own proxy to the node reaches it.
+// Every worker's commands to every node arrive on its own proxy to that
+// node, once it has read the slot map, and none on the shared peer proxies
+// (the addresses the cluster announces).
 func TestClusterWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real nodes")
 	}
+	buildShims(t)
 	for _, w := range clusterWorkers {
 		t.Run(w.lock, func(t *testing.T) {
 			c := testCluster(t)
+			peers := peerAccepts(t, c)
 			a := startClusterClient(t, c, w, "c1")
 			b := startClusterClient(t, c, w, "c2")
 			lease := 0
@@ -169,10 +232,16 @@ func TestClusterWorkers(t *testing.T) {
 			owners := map[string]bool{}
 			for i := 0; i < 12; i++ {
 				key := fmt.Sprintf("res-%d", i)
-				owners[ownerOf(t, c, key).Name] = true
+				owner := ownerOf(t, c, key)
+				owners[owner.Name] = true
 				la, lb := next(), next()
+				own := cluster.ClientProxy("c1", owner.Name)
+				before := sentOn(t, c, own)
 				st, msg := a.acquire(key, la, 0)
 				want(t, key+": c1 acquire", "ok", st, msg)
+				if sentSince(t, c, own, before) == 0 {
+					t.Fatalf("%s: c1 acquired on %s, and nothing arrived on its own proxy %s: its command took another path", key, owner.Name, own)
+				}
 				st, msg = b.acquire(key, lb, 100)
 				want(t, key+": c2 acquire of a held lock", "fail", st, msg)
 				if w.extend {
@@ -195,6 +264,9 @@ func TestClusterWorkers(t *testing.T) {
 			}
 			if len(owners) != 3 {
 				t.Fatalf("the keys fell on masters %v only", owners)
+			}
+			if now := peerAccepts(t, c); !maps.Equal(now, peers) {
+				t.Fatalf("the peer proxies (the announced addresses) accepted connections while only c1 and c2 ran: %v, before %v: a client dialed an announced address, not its own proxy", now, peers)
 			}
 
 			// A migration of the key's slot from src to dst, stepped.
@@ -255,19 +327,14 @@ func TestClusterWorkers(t *testing.T) {
 				t.Fatalf("the source answers %v after the migration, want MOVED", err)
 			}
 
-			// The redirections go through a proxy. The path a client
-			// that follows them takes to dst: its own proxy (remapped),
-			// or dst's announced peer proxy.
-			path := cluster.PeerProxy(dst.Name)
-			if w.remaps {
-				path = cluster.ClientProxy("c1", dst.Name)
-				// Nothing reaches a node through the announced
-				// addresses: cut, they change nothing.
-				for _, m := range c.DataNodes() {
-					p, _ := c.Net.Get(cluster.PeerProxy(m.Name))
-					if err := p.Disable(); err != nil {
-						t.Fatal(err)
-					}
+			// The redirections go through the client's own proxy to
+			// dst (remapped). Nothing reaches a node through the
+			// announced addresses: cut, they change nothing.
+			path := cluster.ClientProxy("c1", dst.Name)
+			for _, m := range c.DataNodes() {
+				p, _ := c.Net.Get(cluster.PeerProxy(m.Name))
+				if err := p.Disable(); err != nil {
+					t.Fatal(err)
 				}
 			}
 			st, msg = b.release(l2)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -91,5 +92,29 @@ func TestWorkerRoundStillFindsOverlap(t *testing.T) {
 	}
 	if n, _ := out.Result.Rate(checker.ClassOverlap); n == 0 || !out.Meta.Matched {
 		t.Fatalf("verdict %s (observed %v), overlap in %d cycles: %s", out.Result.Verdict, out.Result.Observed, n, out.Meta.Why)
+	}
+}
+
+// The key a cluster's key-master follows is the one the subject's lock
+// keeps: "lock:<resource>" for a lock lockfault ships, the resource as is
+// for a library worker's (whose slot, for "order", is another master's).
+func TestLockKeyFollowsTheSubjectsKey(t *testing.T) {
+	sc := &scenarios.Scenario{Workload: scenarios.Workload{Resource: "order"}}
+	shipped := Subject{Info: lockimpl.Info{Name: "single-cluster"}, Shipped: true}
+	worker := Subject{Info: lockimpl.Info{Name: "redis-py-cluster"}, Command: []string{"/usr/bin/python3", "worker_cluster.py"}}
+	for _, c := range []struct {
+		keys int
+		s    Subject
+		want string
+	}{
+		{1, shipped, "lock:order"},
+		{1, worker, "order"},
+		{3, shipped, "lock:order-1"},
+		{3, worker, "order-1"},
+	} {
+		sc.Workload.Keys = c.keys
+		if got := lockKey(sc, c.s); got != c.want {
+			t.Errorf("keys %d, %s: lock key %q, want %q", c.keys, c.s, got, c.want)
+		}
 	}
 }

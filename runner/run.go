@@ -366,7 +366,7 @@ func (r *run) startCluster(ctx context.Context, meta *report.Meta) (closeIt func
 		backend.Close(context.Background())
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
-	r.clus.LockKey = lockKey(r.sc)
+	r.clus.LockKey = lockKey(r.sc, r.subject)
 	return func() {
 		c, cc := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cc()

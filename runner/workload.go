@@ -123,13 +123,21 @@ func completion(e history.Event, m worker.Message) history.Event {
 
 // roundKey picks the key a round guards: the resource, or with keys N > 1
 // one of "<resource>-1" .. "<resource>-N" at random.
-// lockKey is the key the built-in locks keep for the run's (first) lock
-// key: a cluster's key-master and key-replica targets follow its slot.
-func lockKey(sc *scenarios.Scenario) string {
-	if sc.Workload.Keys <= 1 {
-		return lockimpl.KeyFor(sc.Workload.Resource)
+// lockKey is the Redis key the subject's lock keeps for the run's (first)
+// lock key: a cluster's key-master and key-replica targets follow its slot.
+// A lock lockfault ships keeps lockimpl.KeyFor of it ("lock:order"); a
+// library worker's lock keeps the key it is given in acquire, as is
+// (PROTOCOL.md: redis-py, symfony/lock, Laravel with no prefix), whose
+// slot is another master's.
+func lockKey(sc *scenarios.Scenario, s Subject) string {
+	key := sc.Workload.Resource
+	if sc.Workload.Keys > 1 {
+		key += "-1"
 	}
-	return lockimpl.KeyFor(sc.Workload.Resource + "-1")
+	if s.Shipped {
+		return lockimpl.KeyFor(key)
+	}
+	return key
 }
 
 func roundKey(wl scenarios.Workload) string {

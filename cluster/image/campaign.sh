@@ -15,6 +15,8 @@
 #   /usr/bin/redis-server, /usr/bin/redis-sentinel -> redis-server
 #   /usr/bin/etcd                               the host's (Debian etcd-server)
 #   /lockfault/libclockshim.so                  make shim; LOCKFAULT_CLOCK_SHIM names it
+#   /lockfault/libconnectremap.so               make shim: beside the clock shim, where the
+#                                               PHP cluster workers look for it
 #   /bin/sh                                     the host's (the Job's command is a sh script)
 #   the Python workers' interpreter and libraries (/usr/bin/python3 and
 #   /usr/lib/python3*), when the host has python3-redis; the PHP workers'
@@ -43,8 +45,9 @@ simulate="$root/bin/simulate"
 ext="$root/bin/lockfault-ext"
 toxiproxy="$root/bin/toxiproxy-server"
 shim="$root/faults/clockshim/libclockshim.so"
+remap="$root/faults/clockshim/libconnectremap.so"
 [[ -x "$simulate" && -x "$ext" && -x "$toxiproxy" ]] || die "bin/simulate, bin/lockfault-ext and bin/toxiproxy-server are not built (make build)"
-[[ -f "$shim" ]] || die "the clock shim is not built (make shim)"
+[[ -f "$shim" && -f "$remap" ]] || die "the clock shim or the connect remap is not built (make shim)"
 redis="$(command -v redis-server || true)"
 [[ -n "$redis" ]] || die "redis-server not found: install the Debian package redis-server"
 etcd="$(command -v etcd || true)"
@@ -104,8 +107,9 @@ copy "$redis" /usr/bin/redis-server
 ln -s redis-server "$rootfs/usr/bin/redis-sentinel"
 copy "$etcd" /usr/bin/etcd
 copy "$shim" /lockfault/libclockshim.so
+copy "$remap" /lockfault/libconnectremap.so
 copy "$(readlink -f /bin/sh)" /bin/sh
-say "added simulate, lockfault-ext, toxiproxy-server, redis-server $("$redis" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') (and redis-sentinel), $("$etcd" --version 2>/dev/null | head -n1), the clock shim, /bin/sh"
+say "added simulate, lockfault-ext, toxiproxy-server, redis-server $("$redis" --version | sed -n 's/.* v=\([^ ]*\).*/\1/p') (and redis-sentinel), $("$etcd" --version 2>/dev/null | head -n1), the clock shim and the connect remap, /bin/sh"
 
 workers=""
 py="$(readlink -f /usr/bin/python3 2>/dev/null || true)"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -158,7 +159,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	f := newFlags("cards", "", stdout, stderr)
 	var opt suite.Options
 	done := suiteFlags(f, &opt)
-	locks := f.String("locks", "", "comma-separated locks, each NAME or NAME+OPTION=VALUE (default: every lock lockfault ships, and those with a safety option on)")
+	locks := f.String("locks", "", "comma-separated locks, each NAME or NAME+OPTION=VALUE (default: every lock lockfault ships, and those with a safety option on; -locks '' with -worker: the workers' locks alone)")
 	md := f.String("out", "cards.md", "the table in markdown; the PNG goes beside it")
 	summary := f.String("summary", "", "also write a page of what was measured, with versions and one finding per property not held, that links nothing (make cards: docs/CARDS.md)")
 	readme := f.String("readme", "", "with -summary: also rewrite this README's cards block (its generated:cards markers) from that page (make cards: README.md)")
@@ -181,6 +182,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	if *add && *summary == "" {
 		return f.fail("-add: give -summary, the page whose rows it replaces")
 	}
+	none := false // -locks given empty: no lock lockfault ships
+	f.Visit(func(fl *flag.Flag) { none = none || fl.Name == "locks" && *locks == "" })
+	if none && len(workers) == 0 {
+		return f.fail("-locks: empty and no -worker: nothing to measure (leave -locks out for every lock lockfault ships)")
+	}
 	var err error
 	if opt.Extra, err = suite.LoadExtra(list(*extra)); err != nil { // read before anything starts
 		return f.fail("%v", err)
@@ -188,7 +194,7 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := interruptible()
 	defer stop()
 	defer writeIndex(opt.Run.ReportsDir, stderr)
-	subjects, err := cardSubjects(ctx, list(*locks), workers)
+	subjects, err := cardSubjects(ctx, list(*locks), !none, workers)
 	if err != nil {
 		return f.fail("%v", err)
 	}
@@ -222,11 +228,11 @@ func cmdCards(args []string, stdout, stderr io.Writer) int {
 	return res.Exit()
 }
 
-// cardSubjects resolves what simulate cards measures: the named locks (by
-// default every lock lockfault ships, each followed by its safety options
-// on), then the external workers' locks.
-func cardSubjects(ctx context.Context, names, workers []string) ([]runner.Subject, error) {
-	if len(names) == 0 {
+// cardSubjects resolves what simulate cards measures: the named locks (with
+// none named and defaults, every lock lockfault ships, each followed by its
+// safety options on), then the external workers' locks.
+func cardSubjects(ctx context.Context, names []string, defaults bool, workers []string) ([]runner.Subject, error) {
+	if len(names) == 0 && defaults {
 		for _, n := range runner.KnownLocks(ctx) {
 			names = append(names, n)
 			for _, r := range suite.RemedyLocks() {

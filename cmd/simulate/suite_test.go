@@ -174,6 +174,7 @@ func TestSuiteBadInputBeforeAnythingStarts(t *testing.T) {
 		{[]string{"suite", "-lock", "single", "-timeout", "1ms"}, "-timeout 1ms: want 1s to 24h"},
 		{[]string{"suite", "-worker", "'unterminated"}, "unterminated quote"},
 		{[]string{"cards", "-locks", "single,nope"}, `-locks: unknown lock "nope"`},
+		{[]string{"cards", "-locks", ""}, `-locks: empty and no -worker: nothing to measure`},
 		{[]string{"cards", "-backend", "vm"}, `-backend: "vm" is not allowed`},
 		{[]string{"cards", "-only", "no/such"}, `no property matches "no/such"`},
 		{[]string{"cards", "-extra", filepath.Join(dir, "missing.yaml")}, "-extra: "},

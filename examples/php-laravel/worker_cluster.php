@@ -13,9 +13,10 @@ declare(strict_types=1);
  *
  * The seeds are endpoints.cluster (this client's own proxies). phpredis
  * has no address remap: once it has the slot map it dials the addresses
- * the cluster announces, the nodes' peer proxies (see
- * Worker::phpredisCluster), so a fault cut on this client's own proxies
- * reaches only its seeding.
+ * the cluster announces, the nodes' peer proxies; lockfault's connect
+ * remap, set up before the adapter connects (Worker::remapConnects), sends
+ * each of those connects to this client's own proxy to that node, so a
+ * fault cut on this client's links reaches it alone.
  *
  *   ./bin/simulate suite -backend process -worker '/usr/bin/php examples/php-laravel/worker_cluster.php'
  */

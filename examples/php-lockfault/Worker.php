@@ -40,6 +40,9 @@ const MAX_ERROR = 2000;
 const MAX_DEPTH = 64;
 const RESOURCE_TIMEOUT = 5.0;
 const ENV_CLOCK_FD = 'LOCKFAULT_WORKER_CLOCK_FD';
+const ENV_REMAP = 'LOCKFAULT_CONNECT_REMAP';
+const REMAP_SHIM = 'libconnectremap.so';
+const MAX_REMAP = 1024; // entries of the connect remap (the library's bound)
 
 const WORKER_FAILPOINTS = ['before-acquire', 'before-release', 'cs-after-read', 'cs-before-write'];
 const COMMANDS = [
@@ -576,10 +579,21 @@ final class Worker
     }
 
     /**
+     * The connect remap (faults/clockshim/connectremap.c, built by `make
+     * shim` beside the clock shim): preloaded with it, so a cluster client
+     * reaches every node it is told of at this client's own address for it.
+     */
+    private static function remapShimPath(string $clockShim): string
+    {
+        return dirname($clockShim) . '/' . REMAP_SHIM;
+    }
+
+    /**
      * Re-executes this process under the clock shim, once, before it reads
-     * anything. The offset lives in a file unlinked at once (nothing is left
-     * behind); its descriptor survives the exec and the shim opens it by its
-     * /proc/self/fd name.
+     * anything. The connect remap (REMAP_SHIM) is preloaded with it when
+     * it was built beside it. The offset lives in a file unlinked at once
+     * (nothing is left behind); its descriptor survives the exec and the
+     * shim opens it by its /proc/self/fd name.
      */
     private static function underClockShim(): void
     {
@@ -599,7 +613,8 @@ final class Worker
             return;
         }
         $env = getenv();
-        $env['LD_PRELOAD'] = $shim . (($env['LD_PRELOAD'] ?? '') !== '' ? ' ' . $env['LD_PRELOAD'] : '');
+        $remap = self::remapShimPath($shim);
+        $env['LD_PRELOAD'] = $shim . (is_file($remap) ? " $remap" : '') . (($env['LD_PRELOAD'] ?? '') !== '' ? ' ' . $env['LD_PRELOAD'] : '');
         $env['LOCKFAULT_CLOCK_FILE'] = "/proc/self/fd/$fd";
         $env['LOCKFAULT_FSYNC_LOG'] = ''; // the durability log is for servers
         $env[ENV_CLOCK_FD] = (string) $fd;
@@ -952,6 +967,9 @@ final class Worker
         if (!empty($ep['sentinels']) && empty($ep['master'])) {
             throw Refused::malformed('field endpoints.master: sentinels need the master name');
         }
+        if ($a->needs === 'cluster') {
+            self::remapConnects($ep);
+        }
         $a->connect($ep);
         $this->connected = true;
     }
@@ -1261,17 +1279,79 @@ final class Worker
     }
 
     /**
+     * Makes every connect() of this process to an address of
+     * endpoints.cluster_remap (what the cluster announces) go to its
+     * mapped address (this client's own path to that node): the map goes
+     * into LOCKFAULT_CONNECT_REMAP (PHP's putenv sets libc's environment),
+     * which the preloaded connect remap (REMAP_SHIM, faults/clockshim/
+     * connectremap.c) reads at each connect. phpredis (5.3.7) has no remap
+     * of its own: its RedisCluster dials the addresses the slot map, MOVED
+     * and ASK name, and reaches them through PHP's streams, which call
+     * libc's connect() (nonblocking, then poll: the remap changes only the
+     * address). Refused (not-supported) when the library is not loaded
+     * (`make shim` not run): the client would dial the nodes' shared peer
+     * proxies, and a fault cut on this client's own links would not reach
+     * it. An address that is not IPv4 host:port is refused too: the library
+     * remaps IPv4 only.
+     */
+    public static function remapConnects(array $ep): void
+    {
+        $remap = $ep['cluster_remap'] ?? [];
+        if ($remap === []) {
+            throw Refused::malformed("field endpoints.cluster_remap: missing: a cluster client must map every address the cluster announces to this client's own");
+        }
+        if (count($remap) > MAX_REMAP) {
+            throw Refused::malformed('field endpoints.cluster_remap: more than ' . MAX_REMAP . ' addresses');
+        }
+        $entries = [];
+        foreach ($remap as $from => $to) {
+            $from = (string) $from;
+            $field = 'endpoints.cluster_remap.' . substr($from, 0, 100);
+            $key = self::ipv4Port($from, 'endpoints.cluster_remap');
+            if (isset($entries[$key])) {
+                throw Refused::malformed("field $field: the address " . q($key) . ' is mapped twice');
+            }
+            $entries[$key] = "$key=" . self::ipv4Port($to, $field);
+        }
+        $maps = @file_get_contents('/proc/self/maps');
+        if ($maps === false || !preg_match('~/' . preg_quote(REMAP_SHIM, '~') . '$~m', $maps)) {
+            throw Refused::notSupported('the connect remap (' . REMAP_SHIM . ', built by `make shim` beside the clock shim) is not loaded: phpredis would dial the addresses the cluster announces, not this client\'s own, so a cluster lock cannot run here');
+        }
+        $v = implode(',', $entries);
+        if (!putenv(ENV_REMAP . "=$v") || getenv(ENV_REMAP) !== $v) {
+            throw Refused::notSupported('cannot set ' . ENV_REMAP . ' in the environment');
+        }
+    }
+
+    /** "a.b.c.d:port" as the connect remap reads it (no leading zeros), or refused. */
+    private static function ipv4Port(string $s, string $field): string
+    {
+        [$host, $port] = self::hostPort($s, $field);
+        if (!preg_match('/^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/', $host)) {
+            throw Refused::notSupported("field $field: " . q($s) . ' is not an IPv4 address (the connect remap maps IPv4 host:port only)');
+        }
+        return "$host:$port";
+    }
+
+    /**
      * A phpredis cluster client seeded with endpoints.cluster: 5 s connect
      * and read timeouts, AUTH when the scenario has a password. phpredis
      * (5.3.7) has no address remap: after it reads the slot map from a seed
      * it dials the addresses the cluster announces (every one a proxy's,
-     * the node's peer proxy), not endpoints.cluster_remap's. A seed it
-     * cannot map the keyspace from is a Fail: no command was sent.
+     * the node's peer proxy); remapConnects makes those connects go to
+     * endpoints.cluster_remap's addresses, this client's own proxies, and
+     * the client is refused (not-supported) without it. A seed it cannot
+     * map the keyspace from is a Fail: no command was sent.
      */
     public static function phpredisCluster(array $ep): \RedisCluster
     {
         foreach ($ep['cluster'] as $s) {
             self::hostPort($s, 'endpoints.cluster');
+        }
+        try {
+            self::remapConnects($ep);
+        } catch (Refused $e) {
+            throw new NotSupported($e->getMessage());
         }
         $password = $ep['password'] ?? '';
         try {

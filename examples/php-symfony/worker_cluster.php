@@ -9,10 +9,11 @@ declare(strict_types=1);
  *
  * The client is seeded with endpoints.cluster (this client's own proxies).
  * phpredis has no address remap: once it has the slot map it dials the
- * addresses the cluster announces, the nodes' peer proxies, so the
- * network faults on a node (its peer proxy) reach this client's commands,
- * and a fault cut on this client's own proxies reaches only its seeding
- * (Worker::phpredisCluster).
+ * addresses the cluster announces, the nodes' peer proxies. The worker
+ * runs under lockfault's connect remap (Worker::remapConnects,
+ * faults/clockshim/connectremap.c), which sends each of those connects to
+ * this client's own proxy to that node (endpoints.cluster_remap), so a
+ * fault cut on this client's links reaches it alone.
  *
  *   ./bin/simulate suite -backend process -worker '/usr/bin/php examples/php-symfony/worker_cluster.php'
  */

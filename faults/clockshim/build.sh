@@ -1,13 +1,19 @@
 #!/bin/sh
-# Builds libclockshim.so next to this script, only when it is missing or
-# older than its source. Safe to run concurrently: the library is built
-# under a temporary name and renamed into place.
+# Builds the LD_PRELOAD libraries next to this script, each only when it is
+# missing or older than its source: libclockshim.so (clockshim.c: the
+# clock shim of nodes and workers) and libconnectremap.so (connectremap.c:
+# the PHP cluster workers' address remap). Safe to run concurrently: each
+# library is built under a temporary name and renamed into place.
 set -eu
 cd "$(dirname "$0")"
-if [ -f libclockshim.so ] && [ ! clockshim.c -nt libclockshim.so ] && [ ! build.sh -nt libclockshim.so ]; then
-	exit 0
-fi
-tmp=".libclockshim.$$.so"
+tmp=""
 trap 'rm -f "$tmp"' EXIT
-${CC:-gcc} -O2 -Wall -Wextra -shared -fPIC -o "$tmp" clockshim.c -ldl
-mv -f "$tmp" libclockshim.so
+for lib in clockshim connectremap; do
+	if [ -f "lib$lib.so" ] && [ ! "$lib.c" -nt "lib$lib.so" ] && [ ! build.sh -nt "lib$lib.so" ]; then
+		continue
+	fi
+	tmp=".lib$lib.$$.so"
+	${CC:-gcc} -O2 -Wall -Wextra -shared -fPIC -o "$tmp" "$lib.c" -ldl
+	mv -f "$tmp" "lib$lib.so"
+	tmp=""
+done
