@@ -9,13 +9,14 @@ import (
 
 func init() {
 	Register(Info{Name: "manual-unlock", Targets: "node", Params: []string{"key"},
-		Description: "DEL the workload's lock key on the target nodes, as an operator clearing a stuck lock by hand would (claim C1: a key left without a TTL). key=<redis key> overrides the key (default lock:<workload resource>)"}, manualUnlock{})
+		Description: "DEL the workload's lock key on the target nodes, as an operator clearing a stuck lock by hand would (claim C1: a key left without a TTL). key=<redis key> overrides the key (default the key the run's lock keeps: lock:<workload resource> for a lock lockfault ships, the resource as is for a library worker's)"}, manualUnlock{})
 }
 
-// resourceEnv is implemented by an Env that knows the workload's resource
-// (the runner does).
-type resourceEnv interface {
-	Resource() string
+// lockKeyEnv is implemented by an Env that knows the Redis key the run's
+// lock keeps (the runner does: lock:<resource> for a lock lockfault ships,
+// the resource as is for a library worker's).
+type lockKeyEnv interface {
+	LockKey() string
 }
 
 // manualUnlock deletes the lock key over the harness's admin connection.
@@ -50,11 +51,10 @@ func lockKey(env Env, p Params) (string, error) {
 	if err != nil || key != "" {
 		return key, err
 	}
-	res := "order"
-	if re, ok := env.(resourceEnv); ok && re.Resource() != "" {
-		res = re.Resource()
+	if ke, ok := env.(lockKeyEnv); ok && ke.LockKey() != "" {
+		return ke.LockKey(), nil
 	}
-	return lockimpl.KeyFor(res), nil
+	return lockimpl.KeyFor("order"), nil
 }
 
 // effect: the key existed on a target node just before the DEL (a DEL of

@@ -20,7 +20,8 @@ func (e env) Cluster() *cluster.Cluster { return e.r.clus }
 
 // Resource is the name the workload's lock guards (manual-unlock derives the
 // lock key from it).
-func (e env) Resource() string { return e.r.sc.Workload.Resource }
+// LockKey is the Redis key the run's lock keeps (manual-unlock deletes it).
+func (e env) LockKey() string { return lockKey(e.r.sc, e.r.subject) }
 
 func (e env) Logf(format string, args ...any) {
 	r := e.r
