@@ -12,7 +12,7 @@ import (
 // every card the same -extra folders, and each card keeps the scenarios
 // that name its lock.
 func TestExtraForKeepsTheScenariosOfTheCardsLock(t *testing.T) {
-	extra, err := suite.LoadExtra([]string{"../examples/php-symfony/regressions", "../adapters/golibs/regressions", "../scenarios/gc-pause.yaml"})
+	extra, err := suite.LoadExtra([]string{"../examples/php-symfony/regressions", "../examples/php-laravel/regressions", "../adapters/golibs/regressions", "../scenarios/gc-pause.yaml"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,6 +25,7 @@ func TestExtraForKeepsTheScenariosOfTheCardsLock(t *testing.T) {
 	}
 	for lock, want := range map[string][]string{
 		"symfony-redis":    {"extra/symfony-redis-refresh-lost"},
+		"laravel-redis":    {"extra/phpredis-read-reconnect"},
 		"redsync":          {"extra/redsync-retry-release", "extra/redsync-retry-release-one-master"},
 		"redsync-cluster":  {"extra/redsync-cluster-retry-release"},
 		"single":           {"extra/gc-pause"},
