@@ -187,7 +187,7 @@ func (cl *clients) loop(ctx context.Context, name string) {
 			if cl.r.ctx.Err() != nil {
 				return // the harness is ending the run and killed it
 			}
-			cl.r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteCrashed, Process: name, Detail: "worker process died"})
+			cl.r.hist.Append(history.Event{Kind: history.Note, Op: history.NoteCrashed, Process: name, Detail: p.deathNote()})
 			if wl.RestartCrashed.D() <= 0 {
 				return
 			}

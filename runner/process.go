@@ -24,6 +24,7 @@ type process struct {
 	cg         *cgroup.Group   // nil: the process group is all that tracks it
 	dead       chan struct{}   // closed once it has exited and its lines are read
 	readerDone chan struct{}
+	exit       string // how it ended ("signal: segmentation fault"), set before dead closes
 }
 
 func newProcess(name string) *process {
@@ -36,6 +37,21 @@ func (p *process) stderrNote() string {
 		return ""
 	}
 	return fmt.Sprintf("; its stderr ends: %q", t)
+}
+
+// deathNote is the history's word for a worker that died on its own: how it
+// ended (an exit status or the signal that ended it, as a crash of the
+// library shows) and the end of its stderr.
+func (p *process) deathNote() string {
+	select {
+	case <-p.dead:
+	default:
+		return "worker process died"
+	}
+	if p.exit == "" {
+		return "worker process died" + p.stderrNote()
+	}
+	return "worker process died (" + p.exit + ")" + p.stderrNote()
 }
 
 func (p *process) Name() string { return p.name }

@@ -163,6 +163,9 @@ func watchWorker(p *proc, pr *os.File) {
 	}()
 	go func() {
 		cmd.Wait()
+		if cmd.ProcessState != nil {
+			p.exit = cmd.ProcessState.String()
+		}
 		// Every line the worker wrote before it died is dispatched before
 		// its death is seen: a crash failpoint's "fired" (sent before the
 		// crash) must be in the history before the "crashed" note that

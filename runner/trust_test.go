@@ -94,7 +94,7 @@ func TestWorkersLogIsBounded(t *testing.T) {
 // A worker that dies in every critical section proved nothing about its
 // lock: the run is never safe or matched; its verdict names the death.
 func TestWorkerThatDiesInItsCriticalSectionIsAFinding(t *testing.T) {
-	out, err, _ := liar(t, "die-in-cs")
+	out, err, evs := liar(t, "die-in-cs")
 	if err != nil {
 		t.Fatalf("harness error: %v", err)
 	}
@@ -107,5 +107,16 @@ func TestWorkerThatDiesInItsCriticalSectionIsAFinding(t *testing.T) {
 	}
 	if !strings.Contains(out.Summary, "process died") {
 		t.Errorf("the summary does not say the lock's process died:\n%s", out.Summary)
+	}
+	// The history says how it ended (a library that crashes says "signal:
+	// segmentation fault" here) and its last words.
+	var notes []string
+	for _, e := range evs {
+		if e.Kind == history.Note && e.Op == history.NoteCrashed {
+			notes = append(notes, e.Detail)
+		}
+	}
+	if len(notes) == 0 || !strings.Contains(notes[0], "(exit status 3)") || !strings.Contains(notes[0], "exiting in the critical section") {
+		t.Errorf("crashed notes %q: want how the worker ended (exit status 3) and its stderr", notes)
 	}
 }
