@@ -28,6 +28,9 @@ func init() {
 // construction.
 const clusterSetupTimeout = 5 * time.Second
 
+// clusterSetupRetry is the pause between two tries of the slot-map reads.
+const clusterSetupRetry = 50 * time.Millisecond
+
 // maxTagTries bounds the hash tags tried for one master: the tags {rl0},
 // {rl1}, ... fall in slots spread evenly, so a master serving 1/7 of the
 // slots (7 masters) is hit within a few dozen tries.
@@ -51,7 +54,20 @@ func newRedlockCluster(cfg Config) (Lock, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clusterSetupTimeout)
 	defer cancel()
+	// The slot map is read through the lock's own client, so that its state
+	// is loaded before the first request; each read times out after the node
+	// timeout (50 ms at most), which a loaded machine's CLUSTER SLOTS can
+	// outlast (a hunt's schedules were inconclusive, init refused, in 67 of
+	// 70 at a load average of 30): tried again, a short sleep apart, until
+	// the setup's time is spent.
 	nodes, addrs, err := clusterMasterTags(ctx, cc)
+	for err != nil && ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-time.After(clusterSetupRetry):
+			nodes, addrs, err = clusterMasterTags(ctx, cc)
+		}
+	}
 	if err != nil {
 		cc.Close()
 		return nil, fmt.Errorf("redlock-cluster: %w", err)
