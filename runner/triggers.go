@@ -161,8 +161,14 @@ func (t *taps) opOf(client string) string {
 func (t *taps) close() {
 	t.releaseAll()
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, tp := range t.taps {
+	tps := t.taps
+	t.taps = map[string]*resp.Tap{}
+	t.mu.Unlock()
+	// Outside the lock: a tap's Close waits for its connections, and a
+	// message on one asks opOf (under the lock) for its operation. Closed
+	// under the lock, a hunt's run never ended (and left its cluster's six
+	// nodes running) after an interrupt.
+	for _, tp := range tps {
 		tp.Close()
 	}
 }
