@@ -131,11 +131,24 @@ func removeContainers(ctx context.Context, cli client.APIClient, groups ...[]str
 }
 
 func removeContainer(ctx context.Context, cli client.APIClient, id string) error {
-	_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
-		return fmt.Errorf("docker: remove container %.12s: %w", id, err)
+	// A loaded daemon may refuse a forced removal ("tried to kill
+	// container, but did not receive an exit event") and take it a moment
+	// later: retry a while, at most containerRemoveRetry (measured: a run
+	// beside seven others and four busy loops left its killed container
+	// behind after one refusal).
+	ctx, cancel := context.WithTimeout(ctx, containerRemoveRetry)
+	defer cancel()
+	for {
+		_, err := cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+		if err == nil || cerrdefs.IsNotFound(err) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("docker: remove container %.12s: %w", id, err)
+		case <-time.After(containerRemovePause):
+		}
 	}
-	return nil
 }
 
 func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {

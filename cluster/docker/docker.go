@@ -45,6 +45,10 @@ const (
 	dockerCloseLimit = 60 * time.Second
 	// networkRemoveRetry bounds retrying a network removal.
 	networkRemoveRetry = 5 * time.Second
+	// containerRemoveRetry bounds retrying a container's removal, a
+	// containerRemovePause apart.
+	containerRemoveRetry = 30 * time.Second
+	containerRemovePause = 500 * time.Millisecond
 	// dockerCreateLimit bounds creating and starting one container.
 	dockerCreateLimit = 60 * time.Second
 )

@@ -1,0 +1,48 @@
+package docker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/client"
+)
+
+// refusingDaemon refuses the first refusals removals of a container, as a
+// loaded daemon does, then removes it; every other call panics (the
+// embedded interface is nil).
+type refusingDaemon struct {
+	client.APIClient
+	refusals, calls int
+}
+
+func (d *refusingDaemon) ContainerRemove(ctx context.Context, id string, _ client.ContainerRemoveOptions) (client.ContainerRemoveResult, error) {
+	d.calls++
+	if d.calls <= d.refusals {
+		return client.ContainerRemoveResult{}, errors.New("Could not kill running container " + id + ", cannot remove - tried to kill container, but did not receive an exit event")
+	}
+	return client.ContainerRemoveResult{}, nil
+}
+
+func TestRemoveContainerRetriesARefusal(t *testing.T) {
+	d := &refusingDaemon{refusals: 2}
+	if err := removeContainer(context.Background(), d, "c0ffee"); err != nil {
+		t.Fatalf("refused twice, then removed: %v", err)
+	}
+	if d.calls != 3 {
+		t.Errorf("%d removal calls, want 3", d.calls)
+	}
+	// A daemon that never gives in: reported once the context ends, with
+	// the daemon's own words.
+	d = &refusingDaemon{refusals: 1 << 30}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*containerRemovePause)
+	defer cancel()
+	err := removeContainer(ctx, d, "c0ffee")
+	if err == nil || !strings.Contains(err.Error(), "did not receive an exit event") {
+		t.Fatalf("a removal never done: %v", err)
+	}
+	if d.calls < 2 {
+		t.Errorf("%d removal calls before giving up, want a retry", d.calls)
+	}
+}
