@@ -474,3 +474,30 @@ func TestEvidenceAfterFaultIgnoresACommandHold(t *testing.T) {
 		}
 	}
 }
+
+// A died finding says how the worker ended, from its crashed note (a
+// library's segfault reads as one), and not what its stderr said.
+func TestDiedSaysHowTheWorkerEnded(t *testing.T) {
+	for detail, want := range map[string]string{
+		`worker process died (signal: segmentation fault); its stderr ends: "x (y)"`: "exited (signal: segmentation fault) in cycle 1",
+		"worker process died (exit status 3)":                                        "exited (exit status 3) in cycle 1",
+		"worker process died":                                                        "exited in cycle 1",
+		"":                                                                           "exited in cycle 1",
+	} {
+		var h b
+		h.add(history.Event{Time: 10 * ms, Kind: history.Note, Op: history.NoteCycle, Cycle: 1})
+		h.grant("c2", "c2-1", 20*ms, 21*ms, 0, 0)
+		h.cs("c2", "c2-1", 22*ms, 23*ms, 1)
+		h.add(history.Event{Time: 30 * ms, Kind: history.Note, Op: history.NoteCrashed, Process: "c1", Detail: detail})
+		r := Check(h.ev, Options{Evidence: &Evidence{}})
+		var got string
+		for _, f := range r.Findings {
+			if f.Class == ClassDied {
+				got = f.Detail
+			}
+		}
+		if !strings.Contains(got, "the worker of c1 "+want+" without") {
+			t.Errorf("note %q: died finding %q, want it to say %q", detail, got, want)
+		}
+	}
+}

@@ -239,6 +239,13 @@ func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[
 // the schedule killing it. Deaths in the warmup (cycle 0) count too: the
 // lock's process died.
 func diedFindings(in *input, ev history.Evidence, starts []int64) (out []Finding) {
+	how := map[string]string{} // client: how its worker ended, from its crashed note ("signal: segmentation fault")
+	for _, e := range in.events {
+		if e.Kind == history.Note && e.Op == history.NoteCrashed {
+			how[e.Process] = diedHow(e.Detail)
+		}
+	}
+	in.work.add(len(in.events))
 	for _, c := range ev.Cycles {
 		at := cycleStart(starts, c.Cycle)
 		if c.Cycle == 0 && len(in.events) > 0 {
@@ -246,10 +253,26 @@ func diedFindings(in *input, ev history.Evidence, starts []int64) (out []Finding
 		}
 		for _, client := range c.Crashed {
 			out = append(out, Finding{Class: ClassDied, Clients: []string{client}, From: at, To: at, Cycle: c.Cycle,
-				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited in cycle %d without the schedule killing it (workers.log has its last words)", client, c.Cycle)})
+				Detail: fmt.Sprintf("the lock's process died: the worker of %s exited%s in cycle %d without the schedule killing it (workers.log has its last words)", client, how[client], c.Cycle)})
 		}
 	}
 	return out
+}
+
+// diedHow is how a crashed note says the worker ended (" (signal:
+// segmentation fault)", " (exit status 3)"), or "" when it does not say:
+// the note reads "worker process died (how)", then what its stderr ended with.
+func diedHow(detail string) string {
+	const pre = "worker process died ("
+	rest, ok := strings.CutPrefix(detail, pre)
+	if !ok {
+		return ""
+	}
+	how, _, ok := strings.Cut(rest, ")")
+	if !ok || len(how) > 100 {
+		return ""
+	}
+	return " (" + how + ")"
 }
 
 // sectionsByCycle counts the critical sections that completed, each in the
