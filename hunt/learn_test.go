@@ -223,3 +223,49 @@ func TestDerivedSchedulesDoNotFaultACrashedClient(t *testing.T) {
 		t.Errorf("only %d derived schedules crash a client: the test proves little", crashes)
 	}
 }
+
+// A finding's rate runs go -parallel at once, as the schedules did, never
+// more, and every run is counted once.
+func TestRateRunsAtOnce(t *testing.T) {
+	var now, most atomic.Int32
+	var mu sync.Mutex
+	runs := 0
+	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		mu.Lock()
+		runs++
+		hit := runs%2 == 0
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		res := &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}
+		if hit {
+			res.Verdict, res.Observed = checker.ClassOverlap, []string{checker.ClassOverlap}
+			res.Findings = []checker.Finding{{Class: checker.ClassOverlap, Kind: "both-valid", Detail: "two holders"}}
+		}
+		return &runner.Outcome{Dir: "fake", Result: res}, nil
+	}
+	sp := &Space{Info: lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}}
+	f := &Finding{Fingerprint: Fingerprint{Class: checker.ClassOverlap, Kind: "both-valid"},
+		Original: &Schedule{Seed: 1, Index: 1, TTL: time.Second, Cycles: 2, Topology: scenarios.Topology{Kind: "standalone"},
+			Workload: scenarios.Workload{Clients: 2, Hold: scenarios.Duration(300 * time.Millisecond)},
+			Events:   []Event{{Fault: "pause-client", Target: "holder", Dur: 1500 * time.Millisecond}}}}
+	f.Minimal = f.Original
+	for _, par := range []int{1, 4} {
+		most.Store(0)
+		runs = 0
+		opt := Options{Runs: 1, Parallel: par, RateRuns: 20, Dir: t.TempDir()}
+		if err := opt.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if r := rate(context.Background(), sp, exec, opt, f); r != [2]int{10, 20} || runs != 20 || most.Load() != int32(par) {
+			t.Errorf("-parallel %d: rate %v after %d runs, %d at once at most; want 10 of 20, 20 runs, %d at once", par, r, runs, most.Load(), par)
+		}
+	}
+}
