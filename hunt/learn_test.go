@@ -132,18 +132,11 @@ func TestCoverageAbstractsARun(t *testing.T) {
 // -parallel runs that many schedules at once, never more, within the
 // budget; the first violation stops the others (not counted as tried).
 func TestParallelRunsAtOnce(t *testing.T) {
-	var now, most atomic.Int32
+	var at inFlight
 	var mu sync.Mutex
 	runs := 0
 	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
-		n := now.Add(1)
-		defer now.Add(-1)
-		for {
-			m := most.Load()
-			if n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
+		defer at.enter()()
 		mu.Lock()
 		runs++
 		mu.Unlock()
@@ -156,7 +149,7 @@ func TestParallelRunsAtOnce(t *testing.T) {
 	}
 	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, nil)
 	for _, search := range Searches {
-		most.Store(0)
+		at.most.Store(0)
 		runs = 0
 		opt := Options{Seed: 3, Runs: 12, Parallel: 3, Search: search, Dir: t.TempDir()}
 		if err := opt.Check(); err != nil {
@@ -166,8 +159,8 @@ func TestParallelRunsAtOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if most.Load() != 3 || len(res.Tried) != 12 || runs != 12 || len(res.Coverage) != 12 {
-			t.Errorf("%s: %d at once at most, %d tried, %d runs, %d coverage points; want 3, 12, 12, 12", search, most.Load(), len(res.Tried), runs, len(res.Coverage))
+		if at.most.Load() != 3 || len(res.Tried) != 12 || runs != 12 || len(res.Coverage) != 12 {
+			t.Errorf("%s: %d at once at most, %d tried, %d runs, %d coverage points; want 3, 12, 12, 12", search, at.most.Load(), len(res.Tried), runs, len(res.Coverage))
 		}
 	}
 }
@@ -227,18 +220,11 @@ func TestDerivedSchedulesDoNotFaultACrashedClient(t *testing.T) {
 // A finding's rate runs go -parallel at once, as the schedules did, never
 // more, and every run is counted once.
 func TestRateRunsAtOnce(t *testing.T) {
-	var now, most atomic.Int32
+	var at inFlight
 	var mu sync.Mutex
 	runs := 0
 	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
-		n := now.Add(1)
-		defer now.Add(-1)
-		for {
-			m := most.Load()
-			if n <= m || most.CompareAndSwap(m, n) {
-				break
-			}
-		}
+		defer at.enter()()
 		mu.Lock()
 		runs++
 		hit := runs%2 == 0
@@ -258,14 +244,29 @@ func TestRateRunsAtOnce(t *testing.T) {
 			Events:   []Event{{Fault: "pause-client", Target: "holder", Dur: 1500 * time.Millisecond}}}}
 	f.Minimal = f.Original
 	for _, par := range []int{1, 4} {
-		most.Store(0)
+		at.most.Store(0)
 		runs = 0
 		opt := Options{Runs: 1, Parallel: par, RateRuns: 20, Dir: t.TempDir()}
 		if err := opt.Check(); err != nil {
 			t.Fatal(err)
 		}
-		if r := rate(context.Background(), sp, exec, opt, f); r != [2]int{10, 20} || runs != 20 || most.Load() != int32(par) {
-			t.Errorf("-parallel %d: rate %v after %d runs, %d at once at most; want 10 of 20, 20 runs, %d at once", par, r, runs, most.Load(), par)
+		if r := rate(context.Background(), sp, exec, opt, f); r != [2]int{10, 20} || runs != 20 || at.most.Load() != int32(par) {
+			t.Errorf("-parallel %d: rate %v after %d runs, %d at once at most; want 10 of 20, 20 runs, %d at once", par, r, runs, at.most.Load(), par)
 		}
 	}
+}
+
+// inFlight counts the calls in flight and the most there were at once.
+type inFlight struct{ now, most atomic.Int32 }
+
+// enter counts a call in; the func it returns counts it out.
+func (c *inFlight) enter() (leave func()) {
+	n := c.now.Add(1)
+	for {
+		m := c.most.Load()
+		if n <= m || c.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	return func() { c.now.Add(-1) }
 }
