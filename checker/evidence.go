@@ -239,6 +239,9 @@ func stepEffects(in *input, starts []int64, sum *EvidenceSummary) (noEffect map[
 // the schedule killing it. Deaths in the warmup (cycle 0) count too: the
 // lock's process died.
 func diedFindings(in *input, ev history.Evidence, starts []int64) (out []Finding) {
+	if !slices.ContainsFunc(ev.Cycles, func(c history.CycleEvidence) bool { return len(c.Crashed) > 0 }) {
+		return nil // no death: no second pass over the history
+	}
 	how := map[string]string{} // client: how its worker ended, from its crashed note ("signal: segmentation fault")
 	for _, e := range in.events {
 		if e.Kind == history.Note && e.Op == history.NoteCrashed {
