@@ -3,6 +3,7 @@ package hunt
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ func TestLearnSearchDerivesValidSchedules(t *testing.T) {
 				for _, e := range s.Events {
 					keys = append(keys, e.Fault+"/"+e.Target)
 				}
-				se.Observe(s, keys)
+				se.Observe(s, Feedback{Keys: keys, Margin: testMargin(i)})
 				out = append(out, strings.Join(s.Faults(), ";")+fmt.Sprint(s.Workload))
 				data, err := s.Compile(s.Name(), lock, []string{"safe"}).Marshal()
 				if err != nil {
@@ -195,7 +196,7 @@ func TestDerivedSchedulesDoNotFaultACrashedClient(t *testing.T) {
 		for _, e := range s.Events {
 			keys = append(keys, fmt.Sprintf("%s/%s/%v", e.Fault, e.Target, e.At))
 		}
-		se.Observe(s, keys)
+		se.Observe(s, Feedback{Keys: keys, Margin: testMargin(i)})
 		if s.Parent == 0 {
 			continue
 		}
@@ -269,4 +270,17 @@ func (c *inFlight) enter() (leave func()) {
 		}
 	}
 	return func() { c.now.Add(-1) }
+}
+
+// testMargin is a made-up margin for the i-th run of a test's search, so
+// its near pool fills and refinements are drawn: below 0 every seventh, a
+// near hand-off every fifth, none otherwise.
+func testMargin(i int) float64 {
+	switch {
+	case i%7 == 3:
+		return -0.1
+	case i%5 == 2:
+		return 0.05
+	}
+	return math.Inf(1)
 }

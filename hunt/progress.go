@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"math"
 	"path/filepath"
 	"time"
 
@@ -17,6 +18,9 @@ type CoveragePoint struct {
 	// New: keys this run covered first (the schedule joined the corpus).
 	New   int `json:"new,omitempty"`
 	Index int `json:"index"` // the schedule's index
+	// Near: the run's margin to a violation (NearMiss, in TTLs), when it
+	// had one.
+	Near *float64 `json:"near,omitempty"`
 }
 
 // observe abstracts a run into its coverage (Coverage, from its history
@@ -25,20 +29,31 @@ type CoveragePoint struct {
 // alone.
 func (res *Result) observe(search Search, s *Schedule, out *runner.Outcome) {
 	var keys []string
+	margin := math.Inf(1)
 	if out != nil {
 		var events []history.Event
 		if out.Dir != "" {
 			events, _ = history.Read(filepath.Join(out.Dir, "history.jsonl"))
 		}
 		keys = Coverage(events, s.TTL, out.Commands)
+		margin = NearMiss(events, s.TTL)
+		keys = append(keys, "near "+nearBucket(margin))
 	}
-	n := search.Observe(s, keys)
+	n := search.Observe(s, Feedback{Keys: keys, Margin: margin})
 	if len(res.Coverage) < maxCoveragePoints {
 		res.Coverage = append(res.Coverage, CoveragePoint{Schedules: len(res.Coverage) + 1, Seconds: time.Since(res.Started).Seconds(),
-			Keys: search.Keys(), New: n, Index: s.Index})
+			Keys: search.Keys(), New: n, Index: s.Index, Near: finite(margin)})
 	}
 }
 
 // maxCoveragePoints bounds the record (a hunt's runs are bounded by
 // MaxRuns too).
 const maxCoveragePoints = MaxRuns
+
+// finite is m, or nil for an infinite margin (JSON has no infinity).
+func finite(m float64) *float64 {
+	if math.IsInf(m, 0) || math.IsNaN(m) {
+		return nil
+	}
+	return &m
+}

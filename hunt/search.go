@@ -17,12 +17,20 @@ const (
 // Searches are the names -search allows.
 var Searches = []string{SearchRandom, SearchLearn, SearchLearnTuned}
 
+// Feedback is what one run tells the search: the situations it covered
+// (Coverage) and the smallest margin to a violation it came to (NearMiss,
+// in TTLs; +Inf: none).
+type Feedback struct {
+	Keys   []string
+	Margin float64
+}
+
 // Search draws the hunt's schedules and learns from what each covered.
 type Search interface {
 	Next() *Schedule
-	// Observe is told what a schedule's run covered (Coverage): it returns
-	// how many keys were new.
-	Observe(s *Schedule, keys []string) int
+	// Observe is told what a schedule's run covered and how near it came
+	// to a violation (Feedback): it returns how many keys were new.
+	Observe(s *Schedule, f Feedback) int
 	// Keys is how many distinct keys the runs covered so far.
 	Keys() int
 }
@@ -48,49 +56,72 @@ type randomSearch struct {
 }
 
 func (r *randomSearch) Next() *Schedule { return r.gen.Next() }
-func (r *randomSearch) Observe(s *Schedule, keys []string) int {
-	return r.corpus.Add(s, keys)
+func (r *randomSearch) Observe(s *Schedule, f Feedback) int {
+	return r.corpus.Add(s, f.Keys)
 }
 func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 
-// learnSearch draws fresh schedules from its generator in freshShare of
-// the draws (and until the corpus has a parent), and otherwise derives one
-// from a parent of the corpus (Mutate), spliced with another in some.
+// learnSearch draws from three sources: fresh schedules from its
+// generator; schedules derived from a parent of the corpus (Mutate,
+// spliced with another in some), which covered something new; and
+// refinements (Refine) of the schedules that came nearest to a violation
+// (nearPool). Once some run came within nearEnough of one, refineShare of
+// the draws refine (refineBelowZero once a run's margin was below 0: a
+// lock that reported a validity the key did not have); of the rest,
+// mutateShare derive from the corpus and the others are fresh, so the
+// search never stops exploring. The first draw, and every draw before the
+// corpus has a parent, is fresh.
 type learnSearch struct {
 	fresh  *Generator // fresh draws
 	mut    *Generator // mutations: its own random stream
 	corpus *Corpus
+	near   *nearPool
 	n      int
 }
 
-// freshShare: the share of draws that are fresh once the corpus has
-// parents, so the search never stops exploring.
-const freshShare = 0.3
+const (
+	mutateShare     = 0.3
+	refineShare     = 0.25
+	refineBelowZero = 0.5
+)
 
 func newLearnSearch(fresh *Generator, sp *Space, seed int64) *learnSearch {
 	m := NewPlainGenerator(sp, seed)
 	m.rng = rand.New(rand.NewPCG(uint64(seed)^0x9e3779b97f4a7c15, uint64(seed)))
-	return &learnSearch{fresh: fresh, mut: m, corpus: NewCorpus()}
+	return &learnSearch{fresh: fresh, mut: m, corpus: NewCorpus(), near: &nearPool{}}
 }
 
 func (l *learnSearch) Next() *Schedule {
 	l.n++
 	var s *Schedule
-	if l.n == 1 || len(l.corpus.Entries) == 0 || l.mut.chance(freshShare) {
+	refine := refineShare
+	if l.near.best() < 0 {
+		refine = refineBelowZero
+	}
+	r := l.mut.rng.Float64()
+	switch {
+	case l.n == 1 || len(l.corpus.Entries) == 0:
 		s = l.fresh.Next()
-	} else {
+	case len(l.near.entries) > 0 && r < refine:
+		parent := l.near.pick(l.mut.rng)
+		s = l.mut.Refine(parent)
+		s.Parent = parent.s.Index
+	case r < refine+(1-refine)*mutateShare:
 		parent := l.corpus.Pick(l.mut.rng)
 		other := l.corpus.Pick(l.mut.rng)
 		s = l.mut.Mutate(parent, other)
 		s.Parent = parent.Index
+	default:
+		s = l.fresh.Next()
 	}
 	s.Index = l.n
 	s.Seed = l.fresh.Seed
 	return s
 }
 
-func (l *learnSearch) Observe(s *Schedule, keys []string) int {
-	return l.corpus.Add(s, keys)
+func (l *learnSearch) Observe(s *Schedule, f Feedback) int {
+	l.near.add(s, f.Margin)
+	return l.corpus.Add(s, f.Keys)
 }
 
 func (l *learnSearch) Keys() int { return l.corpus.Keys() }

@@ -1,0 +1,112 @@
+package hunt
+
+import (
+	"math"
+	"time"
+
+	"github.com/lockfault/lockfault/history"
+)
+
+// NearMiss measures how near a run came to a mutual-exclusion violation:
+// the learning search's second feedback, beside the coverage keys (see
+// docs/HUNT.md, "What the search learns from"). The idea is targeted
+// property-based testing's (Löscher and Sagonas, ISSTA 2017): a number
+// the search drives down, not only situations it collects.
+//
+// Each time a client is granted a key that another client still held by
+// its own account (the other's acquire had succeeded and it had not begun
+// to release), the margin is the time from the end of what that holder
+// claimed to the grant, in TTLs. What a holder claimed ends at the later
+// of the validity its lock last reported for the lease (acquire, extend,
+// renewal) and its last critical section or access. The run's margin is
+// the smallest:
+//
+//   - below 0: the old holder believed, or acted, past the new grant. An
+//     overlap is below 0; so is a lock that reported a validity the key
+//     did not have, one step from an overlap (a holder that had used that
+//     validity would have written beside the new one);
+//   - a little above 0: the key changed hands just after the old claim
+//     ended (a correct lock's expiry hand-off, its margins and the new
+//     holder's retry);
+//   - +Inf: every key changed hands by a release, or never.
+//
+// Bounded: at most maxClaims grants are compared (the work counted by
+// the pairs it looks at, never by time).
+func NearMiss(events []history.Event, ttl time.Duration) float64 {
+	if ttl <= 0 {
+		return math.Inf(1)
+	}
+	var claims []*claim
+	open := map[string]*claim{}    // client → its latest claim not let go
+	byLease := map[string]*claim{} // lease → claim
+	for _, e := range events {
+		switch {
+		case e.Op == history.OpAcquire && e.Kind == history.OK && e.Process != "":
+			if len(claims) == maxClaims {
+				break
+			}
+			c := &claim{client: e.Process, key: e.Key, granted: e.Time, end: max(e.ValidUntil, e.Time)}
+			claims = append(claims, c)
+			open[e.Process] = c
+			if e.Lease != "" {
+				byLease[e.Lease] = c
+			}
+		case e.Op == history.OpRelease && e.Kind == history.Invoke:
+			if c := open[e.Process]; c != nil && c.letGo == 0 {
+				c.letGo = e.Time
+			}
+			delete(open, e.Process)
+		case (e.Op == history.OpExtend && e.Kind == history.OK) || e.Kind == history.Renew:
+			if c := byLease[e.Lease]; c != nil && e.ValidUntil > 0 {
+				c.end = max(c.end, e.ValidUntil)
+			}
+		case e.Kind == history.Access || (e.Op == history.OpCS && (e.Kind == history.OK || e.Kind == history.Info)):
+			c := byLease[e.Lease]
+			if c == nil {
+				c = open[e.Process]
+			}
+			if c != nil && c.client == e.Process {
+				c.end = max(c.end, e.Time)
+			}
+		}
+	}
+	m := math.Inf(1)
+	for j, b := range claims {
+		for _, a := range claims[:j] {
+			if a.client == b.client || a.key != b.key || a.granted > b.granted || (a.letGo != 0 && a.letGo <= b.granted) {
+				continue
+			}
+			m = math.Min(m, float64(b.granted-a.end)/float64(ttl))
+		}
+	}
+	return m
+}
+
+// maxClaims bounds the grants NearMiss compares (pairs: its square).
+const maxClaims = 2000
+
+// claim is one grant as its holder saw it.
+type claim struct {
+	client, key string
+	granted     int64 // the acquire's completion
+	end         int64 // the end of the validity it believed, or of its last act
+	letGo       int64 // its release began (0: never)
+}
+
+// nearBucket names a margin (NearMiss) for a coverage key: "near <0" and
+// the steps towards it are situations of their own.
+func nearBucket(m float64) string {
+	switch {
+	case math.IsInf(m, 1):
+		return "none"
+	case m < 0:
+		return "<0"
+	case m < 0.05:
+		return "0-0.05"
+	case m < 0.15:
+		return "0.05-0.15"
+	case m < 0.5:
+		return "0.15-0.5"
+	}
+	return "0.5+"
+}
