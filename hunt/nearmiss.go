@@ -16,17 +16,18 @@ import (
 // Each time a client is granted a key that another client still held by
 // its own account (the other's acquire had succeeded and it had not begun
 // to release), the margin is the time from the end of what that holder
-// claimed to the grant, in TTLs. What a holder claimed ends at the later
-// of the validity its lock last reported for the lease (acquire, extend,
-// renewal) and its last critical section or access. The run's margin is
-// the smallest:
+// claimed to the grant, in TTLs. What a holder claimed ends with the
+// validity its lock last reported for the lease (acquire, extend,
+// renewal): a holder that acts after that acts on its own account (a
+// stale access, the client's, not the lock's), as the checker judges it.
+// A lock that reports no validity claims until the holder's last access.
+// The run's margin is the smallest:
 //
-//   - below 0: the old holder believed, or acted, past the new grant. An
-//     overlap is below 0; so is a lock that reported a validity the key
-//     did not have, one step from an overlap (a holder that had used that
-//     validity would have written beside the new one);
+//   - below 0: the lock told the old holder it held the key after the new
+//     grant: one step from an overlap (a holder that used that validity
+//     would have written beside the new one), or an overlap;
 //   - a little above 0: the key changed hands just after the old claim
-//     ended (a correct lock's expiry hand-off, its margins and the new
+//     ended (a correct lock's expiry hand-off: its drift margin and the new
 //     holder's retry);
 //   - +Inf: every key changed hands by a release, or never.
 //
@@ -45,7 +46,7 @@ func NearMiss(events []history.Event, ttl time.Duration) float64 {
 			if len(claims) == maxClaims {
 				break
 			}
-			c := &claim{client: e.Process, key: e.Key, granted: e.Time, end: max(e.ValidUntil, e.Time)}
+			c := &claim{client: e.Process, key: e.Key, granted: e.Time, end: e.Time, valid: e.ValidUntil}
 			claims = append(claims, c)
 			open[e.Process] = c
 			if e.Lease != "" {
@@ -58,9 +59,9 @@ func NearMiss(events []history.Event, ttl time.Duration) float64 {
 			delete(open, e.Process)
 		case (e.Op == history.OpExtend && e.Kind == history.OK) || e.Kind == history.Renew:
 			if c := byLease[e.Lease]; c != nil && e.ValidUntil > 0 {
-				c.end = max(c.end, e.ValidUntil)
+				c.valid = max(c.valid, e.ValidUntil)
 			}
-		case e.Kind == history.Access || (e.Op == history.OpCS && (e.Kind == history.OK || e.Kind == history.Info)):
+		case e.Kind == history.Access && !e.Rejected:
 			c := byLease[e.Lease]
 			if c == nil {
 				c = open[e.Process]
@@ -76,7 +77,11 @@ func NearMiss(events []history.Event, ttl time.Duration) float64 {
 			if a.client == b.client || a.key != b.key || a.granted > b.granted || (a.letGo != 0 && a.letGo <= b.granted) {
 				continue
 			}
-			m = math.Min(m, float64(b.granted-a.end)/float64(ttl))
+			end := a.end
+			if a.valid > 0 {
+				end = a.valid
+			}
+			m = math.Min(m, float64(b.granted-end)/float64(ttl))
 		}
 	}
 	return m
@@ -89,7 +94,8 @@ const maxClaims = 2000
 type claim struct {
 	client, key string
 	granted     int64 // the acquire's completion
-	end         int64 // the end of the validity it believed, or of its last act
+	valid       int64 // the end of the validity its lock last reported (0: none)
+	end         int64 // its last access (or its grant)
 	letGo       int64 // its release began (0: never)
 }
 
