@@ -13,23 +13,27 @@ import (
 // property-based testing's (Löscher and Sagonas, ISSTA 2017): a number
 // the search drives down, not only situations it collects.
 //
-// Each time a client is granted a key that another client still held by
-// its own account (the other's acquire had succeeded and it had not begun
-// to release), the margin is the time from the end of what that holder
-// claimed to the grant, in TTLs. What a holder claimed ends with the
-// validity its lock last reported for the lease (acquire, extend,
-// renewal): a holder that acts after that acts on its own account (a
-// stale access, the client's, not the lock's), as the checker judges it.
-// A lock that reports no validity claims until the holder's last access.
-// The run's margin is the smallest:
+// Each holder believed it held its key from its grant (the acquire's
+// reply) to the end of the validity its lock last reported for the lease
+// (acquire, extend, renewal): a holder that acts after that acts on its
+// own account (a stale access, the client's, not the lock's), as the
+// checker judges it. A lock that reports no validity is believed until the
+// holder's last access. For two clients' holds of the same key, the
+// earlier not let go (its release not begun) when the later was granted,
+// the margin is the gap between the two beliefs, in TTLs: the later start
+// less the earlier end. The run's margin is the smallest:
 //
-//   - below 0: the lock told the old holder it held the key after the new
-//     grant: one step from an overlap (a holder that used that validity
-//     would have written beside the new one), or an overlap;
-//   - a little above 0: the key changed hands just after the old claim
-//     ended (a correct lock's expiry hand-off: its drift margin and the new
-//     holder's retry);
+//   - below 0: two clients were told they held the key at once: an
+//     overlap, or one step from it (a holder that had used that validity
+//     would have written beside the other);
+//   - a little above 0: the key changed hands just after the old belief
+//     ended (a correct lock's expiry hand-off: its drift margin and the
+//     new holder's retry);
 //   - +Inf: every key changed hands by a release, or never.
+//
+// A grant whose reply came after the validity it reported (a reply held
+// longer than the TTL) is believed by nobody: its belief ends before it
+// starts.
 //
 // Bounded: at most maxClaims grants are compared (the work counted by
 // the pairs it looks at, never by time).
@@ -53,10 +57,17 @@ func NearMiss(events []history.Event, ttl time.Duration) float64 {
 				byLease[e.Lease] = c
 			}
 		case e.Op == history.OpRelease && e.Kind == history.Invoke:
-			if c := open[e.Process]; c != nil && c.letGo == 0 {
+			// The lease released (a re-entrant client holds several).
+			c := byLease[e.Lease]
+			if c == nil || c.client != e.Process {
+				c = open[e.Process]
+			}
+			if c != nil && c.letGo == 0 {
 				c.letGo = e.Time
 			}
-			delete(open, e.Process)
+			if open[e.Process] == c {
+				delete(open, e.Process)
+			}
 		case (e.Op == history.OpExtend && e.Kind == history.OK) || e.Kind == history.Renew:
 			if c := byLease[e.Lease]; c != nil && e.ValidUntil > 0 {
 				c.valid = max(c.valid, e.ValidUntil)
@@ -77,11 +88,7 @@ func NearMiss(events []history.Event, ttl time.Duration) float64 {
 			if a.client == b.client || a.key != b.key || a.granted > b.granted || (a.letGo != 0 && a.letGo <= b.granted) {
 				continue
 			}
-			end := a.end
-			if a.valid > 0 {
-				end = a.valid
-			}
-			m = math.Min(m, float64(b.granted-end)/float64(ttl))
+			m = math.Min(m, float64(b.granted-min(a.believed(), b.believed()))/float64(ttl))
 		}
 	}
 	return m
@@ -97,6 +104,15 @@ type claim struct {
 	valid       int64 // the end of the validity its lock last reported (0: none)
 	end         int64 // its last access (or its grant)
 	letGo       int64 // its release began (0: never)
+}
+
+// believed is when the holder's belief ends: the validity its lock
+// reported, or (none reported) its last access.
+func (c *claim) believed() int64 {
+	if c.valid > 0 {
+		return c.valid
+	}
+	return c.end
 }
 
 // nearBucket names a margin (NearMiss) for a coverage key: "near <0" and
