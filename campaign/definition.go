@@ -100,7 +100,7 @@ type Item struct {
 	// decimal.
 	Name string `json:"name"`
 	// Search is a hunt item's search (Registry.Searches: "learn",
-	// "learn-tuned"); "" is the default, the random search.
+	// "learn-plain"); "" is the default, the random search.
 	Search string `json:"search,omitempty"`
 	// Expect overrides the expected outcome of this item for every subject.
 	Expect Outcome `json:"expect,omitempty"`

@@ -338,9 +338,9 @@ func TestHuntItemSearch(t *testing.T) {
 	}
 	for _, c := range []struct{ text, want string }{
 		{"repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - hunt: 3\n    search: fast\n",
-			`c.yaml:5: items.0.search: "fast" (allowed: random, learn, learn-tuned)`},
+			`c.yaml:5: items.0.search: "fast" (allowed: random, learn, learn-plain)`},
 		{"repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - property: exclusion\n    search: learn\n",
-			"c.yaml:5: items.0.search: only a hunt item has a search (allowed: search beside hunt; searches: random, learn, learn-tuned)"},
+			"c.yaml:5: items.0.search: only a hunt item has a search (allowed: search beside hunt; searches: random, learn, learn-plain)"},
 		{"repetitions: 1\nsubjects: [{lock: single}]\nitems:\n  - hunt: 3\n    search: [learn]\n",
 			"c.yaml:5: items.0.search: want"},
 	} {
@@ -354,7 +354,7 @@ func TestHuntItemSearch(t *testing.T) {
 		t.Errorf("-hunt 1:2 -hunt-search learn: %v, %v", d, err)
 	}
 	v.HuntSearch = "fast"
-	if _, err := FromValues(v, cat); err == nil || err.Error() != `-hunt-search: "fast" (allowed: random, learn, learn-tuned)` {
+	if _, err := FromValues(v, cat); err == nil || err.Error() != `-hunt-search: "fast" (allowed: random, learn, learn-plain)` {
 		t.Errorf("-hunt-search fast: %v", err)
 	}
 	v.Hunt, v.HuntSearch = nil, "learn"

@@ -15,7 +15,7 @@ func testCatalog() Registry {
 		Properties: []string{"crash/frees-within-ttl", "crash/mid-acquire", "exclusion/no-faults", "fencing/monotonic", "stale/release-after-pause"},
 		Scenarios:  []string{"single-crash", "master-failover"},
 		Limits:     []string{"failover", "node-clock", "client-clock"},
-		Searches:   []string{"random", "learn", "learn-tuned"},
+		Searches:   []string{"random", "learn", "learn-plain"},
 		Promise: func(lock, prop string) Outcome {
 			switch {
 			case lock == "get-set" && prop == "exclusion/no-faults":

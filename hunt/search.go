@@ -8,14 +8,16 @@ import (
 // Searches a hunt can use (-search).
 const (
 	SearchRandom = "random" // the tuned generator alone: every schedule a fresh draw
-	SearchLearn  = "learn"  // the plain generator, a corpus and its mutations
-	// SearchLearnTuned: the tuned generator's fresh draws, with the corpus
-	// and its mutations (to measure whether the special cases still pay).
-	SearchLearnTuned = "learn-tuned"
+	// SearchLearn: the tuned generator's fresh draws, the corpus and its
+	// mutations, and the refinements of the runs nearest a violation.
+	SearchLearn = "learn"
+	// SearchLearnPlain: the same over the plain generator's fresh draws
+	// (to measure whether the special cases still pay).
+	SearchLearnPlain = "learn-plain"
 )
 
 // Searches are the names -search allows.
-var Searches = []string{SearchRandom, SearchLearn, SearchLearnTuned}
+var Searches = []string{SearchRandom, SearchLearn, SearchLearnPlain}
 
 // Feedback is what one run tells the search: the situations it covered
 // (Coverage) and the smallest margin to a violation it came to (NearMiss,
@@ -41,9 +43,9 @@ func NewSearch(name string, sp *Space, seed int64) (Search, error) {
 	case SearchRandom, "":
 		return &randomSearch{gen: NewGenerator(sp, seed), corpus: NewCorpus()}, nil
 	case SearchLearn:
-		return newLearnSearch(NewPlainGenerator(sp, seed), sp, seed), nil
-	case SearchLearnTuned:
 		return newLearnSearch(NewGenerator(sp, seed), sp, seed), nil
+	case SearchLearnPlain:
+		return newLearnSearch(NewPlainGenerator(sp, seed), sp, seed), nil
 	}
 	return nil, fmt.Errorf("-search %q: unknown (allowed: %v)", name, Searches)
 }

@@ -102,7 +102,7 @@ func TestHuntFindsIgnoreNX(t *testing.T) {
 // Budget per lock: LOCKFAULT_HUNT_TIME (default 10m) and
 // LOCKFAULT_HUNT_RUNS (schedules, default no bound); the seeds:
 // LOCKFAULT_HUNT_SEEDS (comma separated; LOCKFAULT_HUNT_SEED, one; default
-// 1); the search: LOCKFAULT_HUNT_SEARCH (random, learn, learn-tuned;
+// 1); the search: LOCKFAULT_HUNT_SEARCH (random, learn, learn-plain;
 // default random); schedules at once: LOCKFAULT_HUNT_PARALLEL (default 1);
 // LOCKFAULT_HUNT_NOSHRINK=1 stops at the find (the side-by-side
 // measurement needs no shrink); LOCKFAULT_HUNT_DIR keeps each hunt's folder
