@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,5 +273,19 @@ func TestNearMissLeadsTheSearch(t *testing.T) {
 	}
 	if found[SearchLearn] != 5 || found[SearchRandom] >= found[SearchLearn] {
 		t.Errorf("found with %d of 5 seeds by the learning search, %d by the random one; want 5, and fewer", found[SearchLearn], found[SearchRandom])
+	}
+}
+
+// The card says how near the runs came: the smallest margin and its
+// schedule, the runs within nearEnough and below 0; or that no key
+// changed hands without a release.
+func TestNearestLine(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	if got := nearestLine([]CoveragePoint{{Index: 1}, {Index: 2}}); !strings.Contains(got, "no run handed a key") {
+		t.Errorf("no margin: %q", got)
+	}
+	got := nearestLine([]CoveragePoint{{Index: 1}, {Index: 2, Near: f(0.4)}, {Index: 3, Near: f(0.01)}, {Index: 5, Near: f(-0.002)}, {Index: 4, Near: f(0.1)}})
+	if want := "-0.0020 in schedule 5; 3 run(s) within 0.15, 1 below 0"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -83,6 +83,7 @@ func WriteCard(res *Result) error {
 		fmt.Fprintf(&b, "- first violation: schedule %d, after %v\n", res.UntilFound, res.FoundAfter.Round(time.Second))
 	}
 	fmt.Fprintf(&b, "- coverage over time (distinct situations the runs reached; docs/HUNT.md): %s\n", coverageLine(res.Coverage))
+	fmt.Fprintf(&b, "- nearest a violation (the margin between two holders' beliefs, in TTLs; docs/HUNT.md): %s\n", nearestLine(res.Coverage))
 	fmt.Fprintf(&b, "- violations found: %d\n\n", len(res.Findings))
 	for _, f := range res.Findings {
 		fmt.Fprintf(&b, "## %s\n\n", f.Fingerprint.ID())
@@ -124,6 +125,31 @@ func coverageLine(pts []CoveragePoint) string {
 		}
 	}
 	return joinOr(parts, "none")
+}
+
+// nearestLine says how near the runs came to a violation: the smallest
+// margin (NearMiss) and its schedule, and how many runs came within
+// nearEnough or below 0.
+func nearestLine(pts []CoveragePoint) string {
+	best, within, below := -1, 0, 0
+	for i, p := range pts {
+		if p.Near == nil {
+			continue
+		}
+		if best < 0 || *p.Near < *pts[best].Near {
+			best = i
+		}
+		if *p.Near < nearEnough {
+			within++
+		}
+		if *p.Near < 0 {
+			below++
+		}
+	}
+	if best < 0 {
+		return "no run handed a key from one holder to another without a release"
+	}
+	return fmt.Sprintf("%.4f in schedule %d; %d run(s) within %.2f, %d below 0", *pts[best].Near, pts[best].Index, within, nearEnough, below)
 }
 
 // nextStep: 1, 2, 5, 10, 20, 50, ...
