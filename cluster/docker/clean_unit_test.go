@@ -46,3 +46,35 @@ func TestRemoveContainerRetriesARefusal(t *testing.T) {
 		t.Errorf("%d removal calls before giving up, want a retry", d.calls)
 	}
 }
+
+// answerLosingDaemon creates a network as the daemon does, and answers
+// only a request whose context is still live: the Docker client gives up
+// on a cancelled request at once, while the daemon goes on creating.
+type answerLosingDaemon struct {
+	client.APIClient
+	created []string
+}
+
+func (d *answerLosingDaemon) NetworkCreate(ctx context.Context, name string, _ client.NetworkCreateOptions) (client.NetworkCreateResult, error) {
+	d.created = append(d.created, name)
+	if err := ctx.Err(); err != nil {
+		return client.NetworkCreateResult{}, err
+	}
+	return client.NetworkCreateResult{ID: "net-" + name}, nil
+}
+
+// A run interrupted while it creates its network still learns the
+// network's ID, so Close removes it; the run fails with the interruption.
+func TestInterruptedNetworkCreateIsKnown(t *testing.T) {
+	daemon := &answerLosingDaemon{}
+	d := &Docker{prefix: "lockfault-test-run", cli: daemon}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // Ctrl-C as the request goes out
+	err := d.createNetwork(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("an interrupted create: %v, want the interruption", err)
+	}
+	if len(daemon.created) != 1 || d.netID != "net-lockfault-test-run" {
+		t.Errorf("the daemon created %v; the run knows network %q, want its ID (Close removes it)", daemon.created, d.netID)
+	}
+}

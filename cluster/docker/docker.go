@@ -51,6 +51,8 @@ const (
 	containerRemovePause = 500 * time.Millisecond
 	// dockerCreateLimit bounds creating and starting one container.
 	dockerCreateLimit = 60 * time.Second
+	// networkCreateLimit bounds creating the run's network.
+	networkCreateLimit = 30 * time.Second
 )
 
 // Docker runs every node in its own container, all on one bridge network
@@ -185,12 +187,23 @@ func connect(ctx context.Context) (cli client.APIClient, remote bool, err error)
 
 // createNetwork creates the run's bridge network (labelled, named for the
 // run) and finds its IPv4 gateway, where the harness's proxies listen.
+//
+// The request runs to its answer even when ctx ends (Ctrl-C): the daemon
+// goes on creating a network whose request the client gave up on, and a
+// run that never learnt its ID could not remove it (seen: a campaign
+// interrupted while a run created its network left the network behind).
 func (d *Docker) createNetwork(ctx context.Context) error {
 	d.netName = d.prefix
-	res, err := d.cli.NetworkCreate(ctx, d.netName, client.NetworkCreateOptions{
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), networkCreateLimit)
+	defer cancel()
+	res, err := d.cli.NetworkCreate(cctx, d.netName, client.NetworkCreateOptions{
 		Driver: "bridge",
 		Labels: d.labels(),
 	})
+	if err == nil {
+		d.netID = res.ID
+		err = ctx.Err()
+	}
 	if err != nil {
 		hint := ""
 		if strings.Contains(err.Error(), "address pool") {
@@ -198,7 +211,6 @@ func (d *Docker) createNetwork(ctx context.Context) error {
 		}
 		return fmt.Errorf("docker: create network: %w%s", err, hint)
 	}
-	d.netID = res.ID
 	ins, err := d.cli.NetworkInspect(ctx, d.netID, client.NetworkInspectOptions{})
 	if err != nil {
 		return fmt.Errorf("docker: inspect network: %w", err)
