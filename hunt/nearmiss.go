@@ -9,7 +9,7 @@ import (
 
 // NearMiss measures how near a run came to a mutual-exclusion violation:
 // the learning search's second feedback, beside the coverage keys (see
-// docs/HUNT.md, "What the search learns from"). The idea is targeted
+// docs/HUNT.md, "The learning search"). The idea is targeted
 // property-based testing's (Löscher and Sagonas, ISSTA 2017): a number
 // the search drives down, not only situations it collects.
 //
