@@ -68,18 +68,23 @@ func (c *Corpus) Pick(rng *rand.Rand) *Schedule {
 	if len(c.Entries) == 0 {
 		return nil
 	}
-	var total float64
-	for _, e := range c.Entries {
-		total += e.score()
-	}
-	r := rng.Float64() * total
-	for _, e := range c.Entries {
-		if r -= e.score(); r < 0 {
-			e.Picked++
-			return e.Schedule
-		}
-	}
-	e := c.Entries[len(c.Entries)-1]
+	e := c.Entries[weighted(rng, len(c.Entries), func(i int) float64 { return c.Entries[i].score() })]
 	e.Picked++
 	return e.Schedule
+}
+
+// weighted draws one of n indices (n > 0) with a chance proportional to
+// its weight w(i); rounding never draws past the last.
+func weighted(rng *rand.Rand, n int, w func(i int) float64) int {
+	var total float64
+	for i := range n {
+		total += w(i)
+	}
+	r := rng.Float64() * total
+	for i := range n {
+		if r -= w(i); r < 0 {
+			return i
+		}
+	}
+	return n - 1
 }

@@ -1,6 +1,7 @@
 package hunt
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -38,15 +39,7 @@ func (p *nearPool) add(s *Schedule, m float64) {
 		return
 	}
 	p.entries = append(p.entries, &nearEntry{s: s, margin: m})
-	slices.SortStableFunc(p.entries, func(a, b *nearEntry) int {
-		switch {
-		case a.margin < b.margin:
-			return -1
-		case a.margin > b.margin:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(p.entries, func(a, b *nearEntry) int { return cmp.Compare(a.margin, b.margin) })
 	if len(p.entries) > maxNear {
 		p.entries = p.entries[:maxNear]
 	}
@@ -63,25 +56,13 @@ func (p *nearPool) best() float64 {
 // pick draws a parent: a run below 0 weighs four times one above, and a
 // parent weighs less the more it was refined already.
 func (p *nearPool) pick(rng *rand.Rand) *nearEntry {
-	w := func(e *nearEntry) float64 {
-		f := 1.0
+	i := weighted(rng, len(p.entries), func(i int) float64 {
+		e, f := p.entries[i], 1.0
 		if e.margin < 0 {
 			f = 4
 		}
 		return f / float64(1+e.picked)
-	}
-	var total float64
-	for _, e := range p.entries {
-		total += w(e)
-	}
-	r := rng.Float64() * total
-	i := len(p.entries) - 1
-	for j, e := range p.entries {
-		if r -= w(e); r < 0 {
-			i = j
-			break
-		}
-	}
+	})
 	e := p.entries[i]
 	if e.picked++; e.picked >= maxRefines {
 		p.entries = slices.Delete(p.entries, i, i+1)
