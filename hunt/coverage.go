@@ -14,8 +14,8 @@ import (
 )
 
 // Coverage abstracts one run into what it covered: a bounded set of
-// short keys, the learning search's feedback (see docs/HUNT.md, "What the
-// search learns from"). A key names a situation, never a time or a client
+// short keys, the learning search's feedback (see docs/HUNT.md, "The learning
+// search"). A key names a situation, never a time or a client
 // name, so two runs that reach the same situation cover the same key:
 //
 //   - "at pause-client(holder:cs): holder:cs waiter:acquire": a fault began
