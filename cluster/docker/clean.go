@@ -155,15 +155,20 @@ func removeNetwork(ctx context.Context, cli client.APIClient, id string) error {
 	// Right after its containers are removed, the daemon may still count
 	// an endpoint of theirs (a start cut short by Ctrl-C): retry a while,
 	// at most networkRemoveRetry (a stale endpoint can outlive the daemon's
-	// own cleanup: then the error is reported).
-	ctx, cancel := context.WithTimeout(ctx, networkRemoveRetry)
-	defer cancel()
+	// own cleanup: then the error is reported). The retries' bound is not
+	// the request's: a loaded daemon took more than networkRemoveRetry to
+	// answer one removal (two campaigns at once, load average 19), and a
+	// request given up on the client's side is one the run cannot tell
+	// done, so each request waits up to networkRemoveLimit.
+	retry := time.Now().Add(networkRemoveRetry)
 	for {
-		_, err := cli.NetworkRemove(ctx, id, client.NetworkRemoveOptions{})
+		rctx, cancel := context.WithTimeout(ctx, networkRemoveLimit)
+		_, err := cli.NetworkRemove(rctx, id, client.NetworkRemoveOptions{})
+		cancel()
 		if err == nil || cerrdefs.IsNotFound(err) {
 			return nil
 		}
-		if !strings.Contains(err.Error(), "active endpoints") {
+		if !strings.Contains(err.Error(), "active endpoints") || time.Now().After(retry) {
 			return fmt.Errorf("docker: remove network %.12s: %w", id, err)
 		}
 		select {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/client"
 )
@@ -76,5 +77,40 @@ func TestInterruptedNetworkCreateIsKnown(t *testing.T) {
 	}
 	if len(daemon.created) != 1 || d.netID != "net-lockfault-test-run" {
 		t.Errorf("the daemon created %v; the run knows network %q, want its ID (Close removes it)", daemon.created, d.netID)
+	}
+}
+
+// slowRemovingDaemon removes a network only for a request that may wait
+// work long: one whose deadline is sooner gets the client's own
+// deadline error, as a request given up on while a loaded daemon works.
+type slowRemovingDaemon struct {
+	client.APIClient
+	work  time.Duration
+	calls int
+}
+
+func (d *slowRemovingDaemon) NetworkRemove(ctx context.Context, id string, _ client.NetworkRemoveOptions) (client.NetworkRemoveResult, error) {
+	d.calls++
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d.work {
+		return client.NetworkRemoveResult{}, context.DeadlineExceeded
+	}
+	return client.NetworkRemoveResult{}, nil
+}
+
+// A removal the daemon takes longer to answer than the retries' bound is
+// waited for (seen under two campaigns at once: "remove network …:
+// context deadline exceeded", the run unable to tell it done).
+func TestSlowNetworkRemovalIsWaitedFor(t *testing.T) {
+	d := &slowRemovingDaemon{work: 2 * networkRemoveRetry}
+	if err := removeNetwork(context.Background(), d, "net-1"); err != nil {
+		t.Fatalf("a removal that takes %v: %v", d.work, err)
+	}
+	if d.calls != 1 {
+		t.Errorf("%d removal calls, want 1", d.calls)
+	}
+	// One that takes longer than a request may wait is reported.
+	d = &slowRemovingDaemon{work: 2 * networkRemoveLimit}
+	if err := removeNetwork(context.Background(), d, "net-1"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a removal that takes %v: %v, want the deadline reported", d.work, err)
 	}
 }

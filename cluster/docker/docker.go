@@ -43,8 +43,10 @@ const (
 	dockerStopWait   = 10 * time.Second
 	dockerStartWait  = 15 * time.Second
 	dockerCloseLimit = 60 * time.Second
-	// networkRemoveRetry bounds retrying a network removal.
+	// networkRemoveRetry bounds retrying a network removal the daemon
+	// refused (active endpoints); networkRemoveLimit bounds one request.
 	networkRemoveRetry = 5 * time.Second
+	networkRemoveLimit = 30 * time.Second
 	// containerRemoveRetry bounds retrying a container's removal, a
 	// containerRemovePause apart.
 	containerRemoveRetry = 30 * time.Second
