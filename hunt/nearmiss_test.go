@@ -238,7 +238,7 @@ func TestNearMissLeadsTheSearch(t *testing.T) {
 		grant := end + int64(m*float64(ttl.Milliseconds()))
 		for i, g := range []history.Event{grantAt("c1", "a", t0, end), grantAt("c2", "b", grant, grant+ttl.Milliseconds())} {
 			g.OpID = int64(i + 1)
-			w.Append(history.Event{Kind: history.Invoke, Op: g.Op, OpID: g.OpID, Process: g.Process, Key: g.Key, Time: ms(1)})
+			w.Append(history.Event{Kind: history.Invoke, Op: g.Op, OpID: g.OpID, Process: g.Process, Key: g.Key, Time: g.Time})
 			w.Append(g)
 		}
 		if err := w.Close(); err != nil {

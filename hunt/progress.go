@@ -21,6 +21,9 @@ type CoveragePoint struct {
 	// Near: the run's margin to a violation (NearMiss, in TTLs), when it
 	// had one.
 	Near *float64 `json:"near,omitempty"`
+	// Over: the operations whose reported validity overclaimed
+	// (Overclaims).
+	Over []string `json:"over,omitempty"`
 }
 
 // observe abstracts a run into its coverage (Coverage, from its history
@@ -28,7 +31,7 @@ type CoveragePoint struct {
 // hunt's coverage over time. A run with no history covers its commands
 // alone.
 func (res *Result) observe(search Search, s *Schedule, out *runner.Outcome) {
-	var keys []string
+	var keys, over []string
 	margin := math.Inf(1)
 	if out != nil {
 		var events []history.Event
@@ -38,11 +41,15 @@ func (res *Result) observe(search Search, s *Schedule, out *runner.Outcome) {
 		keys = Coverage(events, s.TTL, out.Commands)
 		margin = NearMiss(events, s.TTL)
 		keys = append(keys, "near "+nearBucket(margin))
+		over = Overclaims(events, s.TTL)
+		for _, op := range over {
+			keys = append(keys, "overclaim "+op)
+		}
 	}
-	n := search.Observe(s, Feedback{Keys: keys, Margin: margin})
+	n := search.Observe(s, Feedback{Keys: keys, Margin: margin, Over: over})
 	if len(res.Coverage) < maxCoveragePoints {
 		res.Coverage = append(res.Coverage, CoveragePoint{Schedules: len(res.Coverage) + 1, Seconds: time.Since(res.Started).Seconds(),
-			Keys: search.Keys(), New: n, Index: s.Index, Near: finite(margin)})
+			Keys: search.Keys(), New: n, Index: s.Index, Near: finite(margin), Over: over})
 	}
 }
 

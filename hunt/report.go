@@ -84,6 +84,7 @@ func WriteCard(res *Result) error {
 	}
 	fmt.Fprintf(&b, "- coverage over time (distinct situations the runs reached; docs/HUNT.md): %s\n", coverageLine(res.Coverage))
 	fmt.Fprintf(&b, "- nearest a violation (the margin between two holders' beliefs, in TTLs; docs/HUNT.md): %s\n", nearestLine(res.Coverage))
+	fmt.Fprintf(&b, "- validity dated after the request (an extend's reported validity ending %.2f TTL or more past its invoke plus the TTL; docs/HUNT.md): %s\n", overclaimEnough, overclaimLine(res.Coverage))
 	fmt.Fprintf(&b, "- violations found: %d\n\n", len(res.Findings))
 	for _, f := range res.Findings {
 		fmt.Fprintf(&b, "## %s\n\n", f.Fingerprint.ID())
@@ -150,6 +151,31 @@ func nearestLine(pts []CoveragePoint) string {
 		return "no run handed a key from one holder to another without a release"
 	}
 	return fmt.Sprintf("%.4f in schedule %d; %d run(s) within %.2f, %d below 0", *pts[best].Near, pts[best].Index, within, nearEnough, below)
+}
+
+// overclaimLine says which operations overclaimed their validity
+// (Overclaims), in how many runs, and the first schedule that showed it.
+func overclaimLine(pts []CoveragePoint) string {
+	runs, first := map[string]int{}, map[string]int{}
+	var ops []string
+	for _, p := range pts {
+		for _, op := range p.Over {
+			if runs[op] == 0 {
+				ops = append(ops, op)
+				first[op] = p.Index
+			}
+			runs[op]++
+		}
+	}
+	if len(ops) == 0 {
+		return "never"
+	}
+	sort.Strings(ops)
+	var parts []string
+	for _, op := range ops {
+		parts = append(parts, fmt.Sprintf("%s in %d run(s), first schedule %d", op, runs[op], first[op]))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // nextStep: 1, 2, 5, 10, 20, 50, ...

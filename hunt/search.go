@@ -20,11 +20,13 @@ const (
 var Searches = []string{SearchRandom, SearchLearn, SearchLearnPlain}
 
 // Feedback is what one run tells the search: the situations it covered
-// (Coverage) and the smallest margin to a violation it came to (NearMiss,
-// in TTLs; +Inf: none).
+// (Coverage), the smallest margin to a violation it came to (NearMiss,
+// in TTLs; +Inf: none), and the operations whose reported validity
+// overclaimed (Overclaims).
 type Feedback struct {
 	Keys   []string
 	Margin float64
+	Over   []string
 }
 
 // Search draws the hunt's schedules and learns from what each covered.
@@ -63,11 +65,13 @@ func (r *randomSearch) Observe(s *Schedule, f Feedback) int {
 }
 func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 
-// learnSearch draws from three sources: fresh schedules from its
+// learnSearch draws from four sources: fresh schedules from its
 // generator; schedules derived from a parent of the corpus (Mutate,
-// spliced with another in some), which covered something new; and
+// spliced with another in some), which covered something new;
 // refinements (Refine) of the schedules that came nearest to a violation
-// (nearPool). Once some run came within nearEnough of one, refineShare of
+// (nearPool); and, once overclaimRuns runs showed an operation
+// overclaiming its validity (Overclaims), the attack that stretches it (Stretch) in
+// stretchShare of the draws that would be fresh. Once some run came within nearEnough of one, refineShare of
 // the draws refine (refineBelowZero once a run's margin was below 0: a
 // lock that reported a validity the key did not have); of the rest,
 // mutateShare derive from the corpus and the others are fresh, so the
@@ -76,8 +80,11 @@ func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 type learnSearch struct {
 	fresh  *Generator // fresh draws
 	mut    *Generator // mutations: its own random stream
+	str    *Generator // stretches: their own random stream
 	corpus *Corpus
 	near   *nearPool
+	over   []string       // the operations overclaiming in overclaimRuns runs
+	overIn map[string]int // runs each operation overclaimed in
 	n      int
 }
 
@@ -85,12 +92,15 @@ const (
 	mutateShare     = 0.3
 	refineShare     = 0.25
 	refineBelowZero = 0.5
+	stretchShare    = 0.5
 )
 
 func newLearnSearch(fresh *Generator, sp *Space, seed int64) *learnSearch {
 	m := NewPlainGenerator(sp, seed)
 	m.rng = rand.New(rand.NewPCG(uint64(seed)^0x9e3779b97f4a7c15, uint64(seed)))
-	return &learnSearch{fresh: fresh, mut: m, corpus: NewCorpus(), near: &nearPool{}}
+	st := NewGenerator(sp, seed)
+	st.rng = rand.New(rand.NewPCG(uint64(seed)^0x2545f4914f6cdd1d, uint64(seed)+1))
+	return &learnSearch{fresh: fresh, mut: m, str: st, corpus: NewCorpus(), near: &nearPool{}, overIn: map[string]int{}}
 }
 
 func (l *learnSearch) Next() *Schedule {
@@ -113,6 +123,10 @@ func (l *learnSearch) Next() *Schedule {
 		other := l.corpus.Pick(l.mut.rng)
 		s = l.mut.Mutate(parent, other)
 		s.Parent = parent.Index
+	case len(l.over) > 0 && l.mut.rng.Float64() < stretchShare:
+		// The coin is tossed only once an operation overclaimed: the
+		// draws of a lock that never does are the same as without it.
+		s = l.str.Stretch(l.over[l.mut.rng.IntN(len(l.over))])
 	default:
 		s = l.fresh.Next()
 	}
@@ -123,6 +137,11 @@ func (l *learnSearch) Next() *Schedule {
 
 func (l *learnSearch) Observe(s *Schedule, f Feedback) int {
 	l.near.add(s, f.Margin)
+	for _, op := range f.Over {
+		if l.overIn[op]++; l.overIn[op] == overclaimRuns {
+			l.over = append(l.over, op)
+		}
+	}
 	return l.corpus.Add(s, f.Keys)
 }
 

@@ -1,0 +1,123 @@
+package hunt
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// Overclaims: the learning search's third feedback (see docs/HUNT.md,
+// "The learning search"). A lock must date the validity it reports from
+// before its request was sent: the key's TTL starts when a node runs the
+// command, which may be any time after that, and Redlock's analysis
+// measures from the start for this reason. A lock that dates it later
+// (from the reply, or from a clock read after it) reports a validity
+// that grows with the operation's latency: stretch the operation and the
+// holder believes in time the key does not have. Overclaims finds the
+// extends whose reported validity ended later than their invoke plus
+// one TTL by at least overclaimEnough TTLs (a late reply in the run made
+// it show), and once overclaimRuns runs showed one, the search draws, beside its other draws, the
+// schedule that stretches them (Stretch): the operation's successful
+// reply held while the client is stopped, and holders that trust the
+// validity reported.
+//
+// Only the lock's own account is read (its invoke, its reported
+// validity), never its name: any lock that reports a validity is
+// measured, and one that reports none never stretched. A correct lock
+// dates from a time before its request, so it never overclaims by more
+// than the moment between the worker's invoke and its own clock read.
+
+// overclaimEnough is the overclaim (in TTLs) that counts: a late reply's
+// (a latency fault of 100 ms on a TTL of 1 s is 0.1), well above the
+// moment a correct lock takes between the worker's invoke and its own
+// clock read. The invoke is the harness's: its command crosses a pipe to
+// the worker first, which on a loaded machine can take tens of
+// milliseconds; so the search also waits for overclaimRuns runs to show
+// it before it stretches (a correct lock's stall is one operation's, a
+// lock that dates from the reply overclaims in every run with a late
+// reply).
+const (
+	overclaimEnough = 0.05
+	overclaimRuns   = 2
+)
+
+// maxInvokes bounds the operations in flight Overclaims follows.
+const maxInvokes = 10000
+
+// Overclaims is the operations whose reported validity ended at least
+// overclaimEnough TTLs after their invoke plus one TTL: extends only. An
+// acquire waits for the key (it retries until granted, or its wait runs
+// out) and a correct lock dates its validity from its last attempt, of
+// which the history has no time: measured from the invoke, every acquire
+// that waited would overclaim (in a real hunt of broken-extend-from-end,
+// every run's did, by up to 1.5 TTL; its extends by 0.002 to 0.3).
+func Overclaims(events []history.Event, ttl time.Duration) []string {
+	if ttl <= 0 {
+		return nil
+	}
+	type op struct {
+		process string
+		id      int64
+	}
+	invoked := map[op]int64{}
+	for _, e := range events {
+		if e.Op != history.OpExtend {
+			continue
+		}
+		k := op{e.Process, e.OpID}
+		switch e.Kind {
+		case history.Invoke:
+			if len(invoked) < maxInvokes {
+				invoked[k] = e.Time
+			}
+		case history.OK, history.Fail, history.Info:
+			t, ok := invoked[k]
+			delete(invoked, k)
+			if ok && e.Kind == history.OK && e.ValidUntil > 0 && float64(e.ValidUntil-t-int64(ttl))/float64(ttl) >= overclaimEnough {
+				return []string{history.OpExtend}
+			}
+		}
+	}
+	return nil
+}
+
+// Stretch draws a fresh schedule and makes it the attack on an operation
+// that overclaims: each cycle anchored on the operation's successful
+// reply, held while its client is stopped (for 0.15 to 0.6 TTL: longer
+// than a careful holder's margin), no other fault; holders that trust
+// the validity reported (until 0.1 TTL before it), the extending ones
+// extending once. With no command of the operation seen, or no client
+// pause in the space, it is the fresh draw.
+func (g *Generator) Stretch(op string) *Schedule {
+	s := g.Next()
+	var names []string
+	for _, c := range g.space.Commands {
+		if c.Op == op && !slices.Contains(names, firstWord(c.Name)) {
+			names = append(names, firstWord(c.Name))
+		}
+	}
+	if len(names) == 0 || !slices.Contains(g.space.Faults, "pause-client") {
+		return s
+	}
+	s.WhileFree = false
+	s.Anchor = &scenarios.CommandMatch{Name: g.of(names), Op: op, At: scenarios.AtReply, Reply: scenarios.ReplyOK}
+	s.Events = []Event{{Fault: "pause-client", Target: lockfault.TargetTrigger, Dur: scale(s.TTL, g.pick(0.15, 0.3, 0.45, 0.6))}}
+	w := &s.Workload
+	if w.Hold.D() >= s.TTL {
+		w.Hold = scenarios.Duration(scale(s.TTL, 0.3))
+		s.Options = nil
+	}
+	w.HoldUntilValid, w.WriteIfValid = scenarios.Duration(scale(s.TTL, 0.1)), 0
+	w.Reentry = 0
+	if op == scenarios.OpExtend {
+		w.Extends = 1
+		if w.ExtendEvery == 0 {
+			w.ExtendEvery = scenarios.Duration(scale(s.TTL, g.pick(0.3, 0.6)))
+		}
+	}
+	s.Derived = []string{"stretch " + op}
+	return s
+}

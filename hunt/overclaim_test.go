@@ -1,0 +1,241 @@
+package hunt
+
+import (
+	"context"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/checker"
+	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/runner"
+	"github.com/lockfault/lockfault/scenarios"
+)
+
+// op is an operation of c as the worker records it: its invoke at
+// invoked, its completion at done with the validity the lock reported
+// (ms; 0: none).
+func opAt(c, op string, id, invoked, done, validUntil int64, kind string) []history.Event {
+	return []history.Event{
+		{Kind: history.Invoke, Op: op, OpID: id, Process: c, Key: "k", Time: ms(invoked)},
+		{Kind: kind, Op: op, OpID: id, Process: c, Key: "k", Time: ms(done), ValidUntil: ms(validUntil)},
+	}
+}
+
+// An extend overclaims when the validity it reported ends at least
+// overclaimEnough TTLs after its invoke plus one TTL: a lock that dates
+// its validity from the reply, once the reply was late. A lock that
+// dates it from before its request never does, however late the reply.
+// Acquires are not measured (they wait for the key).
+func TestOverclaims(t *testing.T) {
+	const ttl = 1000 // ms
+	x := history.OpExtend
+	cases := []struct {
+		name   string
+		events [][]history.Event
+		want   []string
+	}{
+		{"dated from the request, the reply late", [][]history.Event{opAt("c1", x, 1, 100, 400, 100+ttl-12, history.OK)}, nil},
+		{"dated from the reply, the reply prompt", [][]history.Event{opAt("c1", x, 1, 100, 101, 101+ttl, history.OK)}, nil},
+		{"dated from the reply, the reply 40 ms late (or the worker's clock read)", [][]history.Event{opAt("c1", x, 1, 100, 140, 140+ttl, history.OK)}, nil},
+		{"dated from the reply, the reply 60 ms late", [][]history.Event{
+			opAt("c1", history.OpAcquire, 1, 10, 11, 10+ttl, history.OK),
+			opAt("c1", x, 2, 100, 160, 160+ttl, history.OK)}, []string{x}},
+		{"the same op id of another client is another operation", [][]history.Event{{
+			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c1", Time: ms(100)},
+			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c2", Time: ms(500)},
+			{Kind: history.OK, Op: x, OpID: 1, Process: "c2", Time: ms(510), ValidUntil: ms(500 + ttl)},
+			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(520), ValidUntil: ms(100 + ttl)}}}, nil},
+		{"an acquire that waited 300 ms, dated from its last attempt", [][]history.Event{opAt("c1", history.OpAcquire, 1, 100, 400, 399+ttl, history.OK)}, nil},
+		{"a failed extend reports nothing", [][]history.Event{opAt("c1", x, 1, 100, 400, 400+ttl, history.Fail)}, nil},
+		{"no validity reported", [][]history.Event{opAt("c1", x, 1, 100, 400, 0, history.OK)}, nil},
+		{"a completion without its invoke", [][]history.Event{opAt("c1", x, 1, 100, 400, 400+ttl, history.OK)[1:]}, nil},
+	}
+	for _, c := range cases {
+		var evs []history.Event
+		for _, e := range c.events {
+			evs = append(evs, e...)
+		}
+		if got := Overclaims(evs, ttl*time.Millisecond); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := Overclaims(opAt("c1", x, 1, 100, 400, 400+ttl, history.OK), 0); got != nil {
+		t.Errorf("no TTL: %v, want nothing", got)
+	}
+}
+
+// Stretch draws the attack on an operation: its successful reply held
+// while its client is stopped longer than a careful holder's margin, no
+// other fault, holders that hold until their validity; every such
+// schedule is one the runner accepts, for every kind of built-in lock.
+// With no command of the operation seen it is a fresh draw.
+func TestStretchDrawsTheAttack(t *testing.T) {
+	ctx := context.Background()
+	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"} {
+		subj, err := runner.BuiltIn(ctx, lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp := NewSpace(subj.Info, BuiltInLimits(lock))
+		sp.Commands = sampleShapes()
+		g := NewGenerator(sp, 7)
+		for i := range 40 {
+			op := []string{scenarios.OpAcquire, scenarios.OpExtend}[i%2]
+			s := g.Stretch(op)
+			a := s.Anchor
+			if a == nil || a.Op != op || a.At != scenarios.AtReply || a.Reply != scenarios.ReplyOK || s.WhileFree {
+				t.Fatalf("%s: stretch %s anchored on %v", lock, op, a)
+			}
+			if len(s.Events) != 1 || s.Events[0].Fault != "pause-client" || s.Events[0].Target != lockfault.TargetTrigger ||
+				s.Events[0].At != 0 || s.Events[0].Dur < scale(s.TTL, 0.15) || s.Events[0].Dur > scale(s.TTL, 0.6) {
+				t.Fatalf("%s: stretch %s draws %v", lock, op, s.Faults())
+			}
+			w := s.Workload
+			if w.HoldUntilValid.D() != scale(s.TTL, 0.1) || w.Reentry != 0 || (op == scenarios.OpExtend && (w.Extends != 1 || w.ExtendEvery == 0)) {
+				t.Fatalf("%s: stretch %s with workload %+v", lock, op, w)
+			}
+			data, err := s.Compile(s.Name(), lock, []string{"safe"}).Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			parsed, err := scenarios.Parse(s.Name()+".yaml", data)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", lock, err, data)
+			}
+			if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
+				t.Fatalf("%s: stretch %s is refused: %v\n%s", lock, op, err, data)
+			}
+		}
+	}
+	sp := NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()[:1] // acquire's command only
+	if s := NewGenerator(sp, 7).Stretch(scenarios.OpExtend); len(s.Derived) != 0 {
+		t.Errorf("no extend command seen: derived %v, want a fresh draw", s.Derived)
+	}
+}
+
+// stretchedExtend: the cycle stops the client whose extend's reply is
+// held, for at least 0.15 TTL, and its holders hold until their validity.
+func stretchedExtend(sc *scenarios.Scenario) bool {
+	for _, st := range sc.Nemesis.Steps {
+		if st.Command != nil && st.Command.Op == scenarios.OpExtend && st.Command.At == scenarios.AtReply && st.Command.Reply == scenarios.ReplyOK {
+			return pausedFor(sc) >= scale(sc.Lock.TTL.D(), 0.15) && sc.Workload.HoldUntilValid > 0
+		}
+	}
+	return false
+}
+
+// TestOverclaimLeadsTheSearch: on a made-up lock that dates an extend's
+// validity from its reply (every run that extends shows it overclaiming
+// by 200 ms: a late reply), and whose violation shows only when a client is stopped
+// while its extend's reply is held, long enough, and holders hold until
+// their validity (in one such run in two, as a real race), the learning
+// search finds the violation with every seed within a budget where the
+// random search finds it with fewer. The fake runs write histories; the
+// hunt reads them (Overclaims); the search stretches the extend.
+func TestOverclaimLeadsTheSearch(t *testing.T) {
+	var runs int
+	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
+		runs++
+		ttl := sc.Lock.TTL.D().Milliseconds()
+		dir, err := os.MkdirTemp(t.TempDir(), "run")
+		if err != nil {
+			return nil, err
+		}
+		w, err := history.Create(filepath.Join(dir, "history.jsonl"))
+		if err != nil {
+			return nil, err
+		}
+		evs := opAt("c1", history.OpAcquire, 1, 10, 11, 10+ttl, history.OK)
+		if sc.Workload.Extends > 0 {
+			evs = append(evs, opAt("c1", history.OpExtend, 2, 100, 300, 300+ttl, history.OK)...)
+		}
+		for _, e := range evs {
+			w.Append(e)
+		}
+		if err := w.Close(); err != nil {
+			return nil, err
+		}
+		res := &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}
+		if stretchedExtend(sc) && runs%2 == 0 {
+			res.Verdict, res.Observed = checker.ClassOverlap, []string{checker.ClassOverlap}
+			res.Findings = []checker.Finding{{Class: checker.ClassOverlap, Kind: "both-valid", Detail: "two holders"}}
+		}
+		return &runner.Outcome{Dir: dir, Result: res}, nil
+	}
+	sp := NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()
+	const budget = 40
+	found := map[string]int{}
+	for _, search := range []string{SearchRandom, SearchLearn} {
+		for seed := int64(1); seed <= 5; seed++ {
+			opt := Options{Seed: seed, Runs: budget, Search: search, NoShrink: true, RateRuns: 1, Dir: t.TempDir(), Log: io.Discard}
+			if err := opt.Check(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Hunt(context.Background(), sp, exec, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.UntilFound > 0 {
+				found[search]++
+			}
+			t.Logf("%s seed %d: found after %d schedules (0: not in %d)", search, seed, res.UntilFound, budget)
+		}
+	}
+	if found[SearchLearn] != 5 || found[SearchRandom] >= found[SearchLearn] {
+		t.Errorf("found with %d of 5 seeds by the learning search, %d by the random one; want 5, and fewer", found[SearchLearn], found[SearchRandom])
+	}
+}
+
+// One run that overclaims (a correct lock's invoke stalled on its way to
+// the worker) does not turn the stretches on; overclaimRuns runs do, and
+// then only the operation that overclaimed is stretched.
+func TestStretchWaitsForOverclaimRuns(t *testing.T) {
+	sp := NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()
+	se, err := NewSearch(SearchLearn, sp, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stretched := func(n int) (count int) {
+		for range n {
+			s := se.Next()
+			if len(s.Derived) > 0 && strings.HasPrefix(s.Derived[0], "stretch") {
+				if s.Derived[0] != "stretch extend" {
+					t.Fatalf("stretched %v, want only the extend", s.Derived)
+				}
+				count++
+			}
+			se.Observe(s, Feedback{Keys: []string{s.Name()}, Margin: math.Inf(1)})
+		}
+		return count
+	}
+	se.Observe(&Schedule{Index: 1}, Feedback{Over: []string{scenarios.OpExtend}, Margin: math.Inf(1)})
+	if n := stretched(100); n != 0 {
+		t.Errorf("after one overclaiming run: %d stretches in 100 draws, want 0", n)
+	}
+	se.Observe(&Schedule{Index: 2}, Feedback{Over: []string{scenarios.OpExtend}, Margin: math.Inf(1)})
+	if n := stretched(100); n < 20 || n > 50 {
+		t.Errorf("after two: %d stretches in 100 draws, want about a third", n)
+	}
+}
+
+// The card says which operations overclaimed, in how many runs, first
+// where; or never.
+func TestOverclaimLine(t *testing.T) {
+	if got := overclaimLine([]CoveragePoint{{Index: 1}, {Index: 2}}); got != "never" {
+		t.Errorf("none: %q", got)
+	}
+	got := overclaimLine([]CoveragePoint{{Index: 1}, {Index: 3, Over: []string{"extend"}}, {Index: 2, Over: []string{"acquire", "extend"}}, {Index: 4, Over: []string{"extend"}}})
+	if want := "acquire in 1 run(s), first schedule 2; extend in 3 run(s), first schedule 3"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
