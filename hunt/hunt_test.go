@@ -23,12 +23,8 @@ import (
 // seed others; and every schedule it draws, for every kind of built-in lock,
 // is a scenario that passes the one validation (runner.Prepare) as it is.
 func TestGeneratorIsSeededAndValid(t *testing.T) {
-	ctx := context.Background()
-	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"} {
-		subj, err := runner.BuiltIn(ctx, lock)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, lock := range builtInLocks {
+		subj := builtIn(t, lock)
 		sp := NewSpace(subj.Info, BuiltInLimits(lock))
 		sp.Commands = sampleShapes()
 		a, b, c := NewGenerator(sp, 42), NewGenerator(sp, 42), NewGenerator(sp, 43)
@@ -45,18 +41,7 @@ func TestGeneratorIsSeededAndValid(t *testing.T) {
 					t.Errorf("%s: drew %s, a fault of its known limits %v", lock, e.Fault, sp.Known)
 				}
 			}
-			scn := sa.Compile(sa.Name(), lock, []string{"safe"})
-			data, err := scn.Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
-			parsed, err := scenarios.Parse(sa.Name()+".yaml", data)
-			if err != nil {
-				t.Fatalf("%s: schedule %d does not parse: %v\n%s", lock, i+1, err, data)
-			}
-			if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
-				t.Fatalf("%s: schedule %d is refused: %v\n%s", lock, i+1, err, data)
-			}
+			mustPrepare(t, subj, sa, lock)
 		}
 		if same {
 			t.Errorf("%s: seeds 42 and 43 drew the same 200 schedules", lock)
@@ -64,6 +49,36 @@ func TestGeneratorIsSeededAndValid(t *testing.T) {
 		if len(kinds) < len(sp.Faults)-1 {
 			t.Errorf("%s: 200 schedules drew only %d of the %d fault kinds of its space (%v)", lock, len(kinds), len(sp.Faults), kinds)
 		}
+	}
+}
+
+// builtInLocks are the built-in locks of every kind the generator tests
+// draw for; builtIn is one's subject.
+var builtInLocks = []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"}
+
+func builtIn(t *testing.T, lock string) runner.Subject {
+	t.Helper()
+	subj, err := runner.BuiltIn(context.Background(), lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return subj
+}
+
+// mustPrepare: the schedule, compiled for a built-in lock, parses and
+// passes the one validation (runner.Prepare) as it is.
+func mustPrepare(t *testing.T, subj runner.Subject, s *Schedule, lock string) {
+	t.Helper()
+	data, err := s.Compile(s.Name(), lock, []string{"safe"}).Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := scenarios.Parse(s.Name()+".yaml", data)
+	if err != nil {
+		t.Fatalf("%s: schedule %d (derived by %v) does not parse: %v\n%s", lock, s.Index, s.Derived, err, data)
+	}
+	if _, err := runner.Prepare(context.Background(), parsed, &subj, runner.Overrides{}); err != nil {
+		t.Fatalf("%s: schedule %d (derived by %v) is refused: %v\n%s", lock, s.Index, s.Derived, err, data)
 	}
 }
 

@@ -3,7 +3,10 @@ package hunt
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -23,12 +26,8 @@ import (
 // the same feedback it derives the same schedules; it does derive (a
 // schedule with a parent) and explore (fresh draws) both.
 func TestLearnSearchDerivesValidSchedules(t *testing.T) {
-	ctx := context.Background()
-	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"} {
-		subj, err := runner.BuiltIn(ctx, lock)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, lock := range builtInLocks {
+		subj := builtIn(t, lock)
 		draw := func() []string {
 			sp := NewSpace(subj.Info, BuiltInLimits(lock))
 			sp.Commands = sampleShapes()
@@ -51,17 +50,7 @@ func TestLearnSearchDerivesValidSchedules(t *testing.T) {
 				}
 				se.Observe(s, Feedback{Keys: keys, Margin: testMargin(i)})
 				out = append(out, strings.Join(s.Faults(), ";")+fmt.Sprint(s.Workload))
-				data, err := s.Compile(s.Name(), lock, []string{"safe"}).Marshal()
-				if err != nil {
-					t.Fatal(err)
-				}
-				parsed, err := scenarios.Parse(s.Name()+".yaml", data)
-				if err != nil {
-					t.Fatalf("%s: schedule %d (%v) does not parse: %v\n%s", lock, i+1, s.Derived, err, data)
-				}
-				if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
-					t.Fatalf("%s: schedule %d (derived by %v) is refused: %v\n%s", lock, i+1, s.Derived, err, data)
-				}
+				mustPrepare(t, subj, s, lock)
 			}
 			if derived < 50 || derived > 140 {
 				t.Errorf("%s: %d of 150 schedules derived from the corpus, want most but not all", lock, derived)
@@ -283,4 +272,53 @@ func testMargin(i int) float64 {
 		return 0.05
 	}
 	return math.Inf(1)
+}
+
+// fakeRun writes a made-up run's history into a folder of its own and
+// judges it: overlap/both-valid when violated, else safe.
+func fakeRun(t *testing.T, events []history.Event, violated bool) (*runner.Outcome, error) {
+	dir, err := os.MkdirTemp(t.TempDir(), "run")
+	if err != nil {
+		return nil, err
+	}
+	w, err := history.Create(filepath.Join(dir, "history.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range events {
+		w.Append(e)
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	res := &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}
+	if violated {
+		res.Verdict, res.Observed = checker.ClassOverlap, []string{checker.ClassOverlap}
+		res.Findings = []checker.Finding{{Class: checker.ClassOverlap, Kind: "both-valid", Detail: "two holders"}}
+	}
+	return &runner.Outcome{Dir: dir, Result: res}, nil
+}
+
+// foundBy hunts a made-up lock (its space sp) with the random and the learning search,
+// seeds 1 to 5, budget schedules each, and counts the seeds that found
+// its violation, per search.
+func foundBy(t *testing.T, sp *Space, exec Exec, budget int) map[string]int {
+	found := map[string]int{}
+	for _, search := range []string{SearchRandom, SearchLearn} {
+		for seed := int64(1); seed <= 5; seed++ {
+			opt := Options{Seed: seed, Runs: budget, Search: search, NoShrink: true, RateRuns: 1, Dir: t.TempDir(), Log: io.Discard}
+			if err := opt.Check(); err != nil {
+				t.Fatal(err)
+			}
+			res, err := Hunt(context.Background(), sp, exec, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.UntilFound > 0 {
+				found[search]++
+			}
+			t.Logf("%s seed %d: found after %d schedules (0: not in %d); %d tried, %d inconclusive", search, seed, res.UntilFound, budget, len(res.Tried), res.Inconclusive)
+		}
+	}
+	return found
 }

@@ -2,17 +2,13 @@ package hunt
 
 import (
 	"context"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
@@ -226,51 +222,18 @@ func TestNearMissLeadsTheSearch(t *testing.T) {
 		case d > 0:
 			m = math.Min(0.5, math.Min(math.Abs(d-lo), math.Abs(d-hi)))
 		}
-		dir, err := os.MkdirTemp(t.TempDir(), "run")
-		if err != nil {
-			return nil, err
-		}
-		w, err := history.Create(filepath.Join(dir, "history.jsonl"))
-		if err != nil {
-			return nil, err
-		}
 		t0, end := int64(1), 1+ttl.Milliseconds()
 		grant := end + int64(m*float64(ttl.Milliseconds()))
+		var evs []history.Event
 		for i, g := range []history.Event{grantAt("c1", "a", t0, end), grantAt("c2", "b", grant, grant+ttl.Milliseconds())} {
 			g.OpID = int64(i + 1)
-			w.Append(history.Event{Kind: history.Invoke, Op: g.Op, OpID: g.OpID, Process: g.Process, Key: g.Key, Time: g.Time})
-			w.Append(g)
+			evs = append(evs, history.Event{Kind: history.Invoke, Op: g.Op, OpID: g.OpID, Process: g.Process, Key: g.Key, Time: g.Time}, g)
 		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		res := &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}
-		if m < -0.2 {
-			res.Verdict, res.Observed = checker.ClassOverlap, []string{checker.ClassOverlap}
-			res.Findings = []checker.Finding{{Class: checker.ClassOverlap, Kind: "both-valid", Detail: "two holders"}}
-		}
-		return &runner.Outcome{Dir: dir, Result: res}, nil
+		return fakeRun(t, evs, m < -0.2)
 	}
 	sp := NewSpace(lockimpl.Info{Name: "x", Needs: lockimpl.NeedsSingle}, nil)
 	sp.Commands = sampleShapes()
-	const budget = 150
-	found := map[string]int{}
-	for _, search := range []string{SearchRandom, SearchLearn} {
-		for seed := int64(1); seed <= 5; seed++ {
-			opt := Options{Seed: seed, Runs: budget, Search: search, NoShrink: true, RateRuns: 1, Dir: t.TempDir(), Log: io.Discard}
-			if err := opt.Check(); err != nil {
-				t.Fatal(err)
-			}
-			res, err := Hunt(context.Background(), sp, exec, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.UntilFound > 0 {
-				found[search]++
-			}
-			t.Logf("%s seed %d: found after %d schedules (0: not in %d); %d tried, %d inconclusive, %d points", search, seed, res.UntilFound, budget, len(res.Tried), res.Inconclusive, len(res.Coverage))
-		}
-	}
+	found := foundBy(t, sp, exec, 150)
 	if found[SearchLearn] != 5 || found[SearchRandom] >= found[SearchLearn] {
 		t.Errorf("found with %d of 5 seeds by the learning search, %d by the random one; want 5, and fewer", found[SearchLearn], found[SearchRandom])
 	}

@@ -2,23 +2,19 @@ package hunt
 
 import (
 	"context"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockfault/lockfault"
-	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
-// op is an operation of c as the worker records it: its invoke at
+// opAt is an operation of c as the worker records it: its invoke at
 // invoked, its completion at done with the validity the lock reported
 // (ms; 0: none).
 func opAt(c, op string, id, invoked, done, validUntil int64, kind string) []history.Event {
@@ -77,12 +73,8 @@ func TestOverclaims(t *testing.T) {
 // schedule is one the runner accepts, for every kind of built-in lock.
 // With no command of the operation seen it is a fresh draw.
 func TestStretchDrawsTheAttack(t *testing.T) {
-	ctx := context.Background()
-	for _, lock := range []string{"single", "fenced", "redisson", "redlock", "etcd", "single-cluster"} {
-		subj, err := runner.BuiltIn(ctx, lock)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, lock := range builtInLocks {
+		subj := builtIn(t, lock)
 		sp := NewSpace(subj.Info, BuiltInLimits(lock))
 		sp.Commands = sampleShapes()
 		g := NewGenerator(sp, 7)
@@ -101,17 +93,7 @@ func TestStretchDrawsTheAttack(t *testing.T) {
 			if w.HoldUntilValid.D() != scale(s.TTL, 0.1) || w.Reentry != 0 || (op == scenarios.OpExtend && (w.Extends != 1 || w.ExtendEvery == 0)) {
 				t.Fatalf("%s: stretch %s with workload %+v", lock, op, w)
 			}
-			data, err := s.Compile(s.Name(), lock, []string{"safe"}).Marshal()
-			if err != nil {
-				t.Fatal(err)
-			}
-			parsed, err := scenarios.Parse(s.Name()+".yaml", data)
-			if err != nil {
-				t.Fatalf("%s: %v\n%s", lock, err, data)
-			}
-			if _, err := runner.Prepare(ctx, parsed, &subj, runner.Overrides{}); err != nil {
-				t.Fatalf("%s: stretch %s is refused: %v\n%s", lock, op, err, data)
-			}
+			mustPrepare(t, subj, s, lock)
 		}
 	}
 	sp := NewSpace(testInfo(), nil)
@@ -145,51 +127,15 @@ func TestOverclaimLeadsTheSearch(t *testing.T) {
 	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
 		runs++
 		ttl := sc.Lock.TTL.D().Milliseconds()
-		dir, err := os.MkdirTemp(t.TempDir(), "run")
-		if err != nil {
-			return nil, err
-		}
-		w, err := history.Create(filepath.Join(dir, "history.jsonl"))
-		if err != nil {
-			return nil, err
-		}
 		evs := opAt("c1", history.OpAcquire, 1, 10, 11, 10+ttl, history.OK)
 		if sc.Workload.Extends > 0 {
 			evs = append(evs, opAt("c1", history.OpExtend, 2, 100, 300, 300+ttl, history.OK)...)
 		}
-		for _, e := range evs {
-			w.Append(e)
-		}
-		if err := w.Close(); err != nil {
-			return nil, err
-		}
-		res := &checker.Result{Verdict: checker.ClassSafe, Observed: []string{checker.ClassSafe}}
-		if stretchedExtend(sc) && runs%2 == 0 {
-			res.Verdict, res.Observed = checker.ClassOverlap, []string{checker.ClassOverlap}
-			res.Findings = []checker.Finding{{Class: checker.ClassOverlap, Kind: "both-valid", Detail: "two holders"}}
-		}
-		return &runner.Outcome{Dir: dir, Result: res}, nil
+		return fakeRun(t, evs, stretchedExtend(sc) && runs%2 == 0)
 	}
 	sp := NewSpace(testInfo(), nil)
 	sp.Commands = sampleShapes()
-	const budget = 40
-	found := map[string]int{}
-	for _, search := range []string{SearchRandom, SearchLearn} {
-		for seed := int64(1); seed <= 5; seed++ {
-			opt := Options{Seed: seed, Runs: budget, Search: search, NoShrink: true, RateRuns: 1, Dir: t.TempDir(), Log: io.Discard}
-			if err := opt.Check(); err != nil {
-				t.Fatal(err)
-			}
-			res, err := Hunt(context.Background(), sp, exec, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.UntilFound > 0 {
-				found[search]++
-			}
-			t.Logf("%s seed %d: found after %d schedules (0: not in %d)", search, seed, res.UntilFound, budget)
-		}
-	}
+	found := foundBy(t, sp, exec, 40)
 	if found[SearchLearn] != 5 || found[SearchRandom] >= found[SearchLearn] {
 		t.Errorf("found with %d of 5 seeds by the learning search, %d by the random one; want 5, and fewer", found[SearchLearn], found[SearchRandom])
 	}
