@@ -48,12 +48,17 @@ const (
 const maxInvokes = 10000
 
 // Overclaims is the operations whose reported validity ended at least
-// overclaimEnough TTLs after their invoke plus one TTL: extends only. An
-// acquire waits for the key (it retries until granted, or its wait runs
-// out) and a correct lock dates its validity from its last attempt, of
-// which the history has no time: measured from the invoke, every acquire
-// that waited would overclaim (in a real hunt of broken-extend-from-end,
-// every run's did, by up to 1.5 TTL; its extends by 0.002 to 0.3).
+// overclaimEnough TTLs after their invoke plus one TTL: extends only,
+// none while a fault acted on a client. An acquire waits for the key (it
+// retries until granted, or its wait runs out) and a correct lock dates
+// its validity from its last attempt, of which the history has no time:
+// measured from the invoke, every acquire that waited would overclaim
+// (in a real hunt of broken-extend-from-end, every run's did, by up to
+// 1.5 TTL; its extends by 0.002 to 0.3). A client stopped between the
+// harness's invoke and its lock's clock read makes a correct lock look
+// late the same way (single's extends overclaimed by 0.53 TTL in the
+// false-alarm campaign, under pause-client): an extend in flight while a
+// client fault began or lasted is not measured.
 func Overclaims(events []history.Event, ttl time.Duration) []string {
 	if ttl <= 0 {
 		return nil
@@ -62,21 +67,36 @@ func Overclaims(events []history.Event, ttl time.Duration) []string {
 		process string
 		id      int64
 	}
-	invoked := map[op]int64{}
+	type inflight struct {
+		at      int64
+		touched bool // a client fault acted while it was in flight
+	}
+	invoked := map[op]*inflight{}
+	clientFaults := 0
 	for _, e := range events {
-		if e.Op != history.OpExtend {
+		switch {
+		case e.Kind == history.FaultStart && clientFault(e.Fault):
+			clientFaults++
+			for _, f := range invoked {
+				f.touched = true
+			}
+			continue
+		case e.Kind == history.FaultEnd && clientFault(e.Fault):
+			clientFaults = max(0, clientFaults-1)
+			continue
+		case e.Op != history.OpExtend:
 			continue
 		}
 		k := op{e.Process, e.OpID}
 		switch e.Kind {
 		case history.Invoke:
 			if len(invoked) < maxInvokes {
-				invoked[k] = e.Time
+				invoked[k] = &inflight{at: e.Time, touched: clientFaults > 0}
 			}
 		case history.OK, history.Fail, history.Info:
-			t, ok := invoked[k]
+			f := invoked[k]
 			delete(invoked, k)
-			if ok && e.Kind == history.OK && e.ValidUntil > 0 && float64(e.ValidUntil-t-int64(ttl))/float64(ttl) >= overclaimEnough {
+			if f != nil && !f.touched && e.Kind == history.OK && e.ValidUntil > 0 && float64(e.ValidUntil-f.at-int64(ttl))/float64(ttl) >= overclaimEnough {
 				return []string{history.OpExtend}
 			}
 		}

@@ -49,6 +49,26 @@ func TestOverclaims(t *testing.T) {
 			{Kind: history.OK, Op: x, OpID: 1, Process: "c2", Time: ms(510), ValidUntil: ms(500 + ttl)},
 			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(520), ValidUntil: ms(100 + ttl)}}}, nil},
 		{"an acquire that waited 300 ms, dated from its last attempt", [][]history.Event{opAt("c1", history.OpAcquire, 1, 100, 400, 399+ttl, history.OK)}, nil},
+		{"a client stopped before the lock read its clock", [][]history.Event{{
+			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c1", Time: ms(100)},
+			{Kind: history.FaultStart, Fault: "pause-client", Target: "holder", Time: ms(101)},
+			{Kind: history.FaultEnd, Fault: "pause-client", Target: "holder", Time: ms(400)},
+			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(402), ValidUntil: ms(400 + ttl)}}}, nil},
+		{"invoked while a client was stopped", [][]history.Event{{
+			{Kind: history.FaultStart, Fault: "pause-client", Target: "others", Time: ms(90)},
+			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c1", Time: ms(100)},
+			{Kind: history.FaultEnd, Fault: "pause-client", Target: "others", Time: ms(400)},
+			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(402), ValidUntil: ms(400 + ttl)}}}, nil},
+		{"a node fault is measured (the reply late, the client running)", [][]history.Event{{
+			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c1", Time: ms(100)},
+			{Kind: history.FaultStart, Fault: "pause-node", Target: "primary", Time: ms(101)},
+			{Kind: history.FaultEnd, Fault: "pause-node", Target: "primary", Time: ms(400)},
+			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(402), ValidUntil: ms(400 + ttl)}}}, []string{x}},
+		{"a client fault over before the invoke", [][]history.Event{{
+			{Kind: history.FaultStart, Fault: "pause-client", Target: "holder", Time: ms(10)},
+			{Kind: history.FaultEnd, Fault: "pause-client", Target: "holder", Time: ms(50)},
+			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c1", Time: ms(100)},
+			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(402), ValidUntil: ms(400 + ttl)}}}, []string{x}},
 		{"a failed extend reports nothing", [][]history.Event{opAt("c1", x, 1, 100, 400, 400+ttl, history.Fail)}, nil},
 		{"no validity reported", [][]history.Event{opAt("c1", x, 1, 100, 400, 0, history.OK)}, nil},
 		{"a completion without its invoke", [][]history.Event{opAt("c1", x, 1, 100, 400, 400+ttl, history.OK)[1:]}, nil},
