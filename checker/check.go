@@ -270,7 +270,8 @@ func unknownPass(in *input) []Finding {
 // Holds reconstructs every grant from the history: from the acquire's ok to
 // the first of release invocation, end of the reported validity (as moved by
 // renewals), or the client's death. Holds are ordered by start and carry
-// their key.
+// their key. An extend or renewal that succeeded after the lease lapsed
+// moves KeptUntil, not End (see Hold).
 func Holds(events []history.Event) []Hold { return holds(events, nil) }
 
 func holds(events []history.Event, w *work) []Hold {
@@ -278,6 +279,7 @@ func holds(events []history.Event, w *work) []Hold {
 	type open struct {
 		h       Hold
 		expires int64
+		kept    int64 // the latest validity an extend or renewal reported, lapsed or not
 	}
 	var holds []Hold
 	byLease := map[string]*open{}
@@ -294,6 +296,7 @@ func holds(events []history.Event, w *work) []Hold {
 			byLease[e.Lease] = &open{h: Hold{Process: e.Process, Lease: e.Lease, Key: e.Key, Fence: e.Fence, Start: e.Time, ValidUntil: e.ValidUntil}, expires: e.ValidUntil}
 		case e.Kind == history.Renew:
 			if o := byLease[e.Lease]; o != nil && o.h.End == 0 {
+				o.kept = max(o.kept, e.ValidUntil)
 				// A renewal only counts if it came before the lease lapsed.
 				if o.expires == 0 || e.Time <= o.expires {
 					o.expires = e.ValidUntil
@@ -301,6 +304,9 @@ func holds(events []history.Event, w *work) []Hold {
 				}
 			}
 		case e.Kind == history.OK && e.Op == history.OpExtend:
+			if o := byLease[e.Lease]; o != nil && o.h.End == 0 {
+				o.kept = max(o.kept, e.ValidUntil)
+			}
 			if o := byLease[e.Lease]; o != nil && (o.expires == 0 || e.Time <= o.expires) {
 				o.expires = e.ValidUntil
 				o.h.ValidUntil = e.ValidUntil
@@ -341,8 +347,12 @@ func holds(events []history.Event, w *work) []Hold {
 		if i := sort.Search(len(ds), func(i int) bool { return ds[i] > h.Start }); i < len(ds) && ds[i] < h.End {
 			h.End, h.EndReason = ds[i], "crashed"
 		}
+		end := h.End
 		if o.expires != 0 && o.expires < h.End {
 			h.End, h.EndReason = o.expires, "expired"
+		}
+		if k := min(o.kept, end); k > h.End {
+			h.KeptUntil = k
 		}
 		if a := acc[id]; a != nil {
 			h.FirstAccess, h.LastAccess, h.LastAccepted = a.first, a.last, a.lastAccepted

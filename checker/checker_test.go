@@ -303,6 +303,44 @@ func TestStuckQuotesSlowCalls(t *testing.T) {
 	}
 }
 
+// A grant whose reply came after the validity it reported (its node was
+// paused: the false-alarm campaign's redis-py, seed 9) lapsed by its own
+// account at once, and safety judges it so; its extends that succeeded
+// after show the key was still its own, so the other client that kept
+// trying while it held and extended was not stuck. Without the extends
+// the lapsed lease holds nothing, and the stretch is stuck.
+func TestLateExtendsKeepTheKeyForLiveness(t *testing.T) {
+	check := func(extends bool) *Result {
+		var h b
+		h.grant("c1", "c1-1", 100, 2300, 2100, 0) // TTL 2 s dated from the invoke; the reply 0.2 s after
+		if extends {
+			for at := int64(2900); at <= 8300; at += 600 {
+				h.op++
+				h.add(history.Event{Time: (at - 2) * ms, Kind: history.Invoke, Process: "c1", Op: history.OpExtend, OpID: h.op, Lease: "c1-1"})
+				h.add(history.Event{Time: at * ms, Kind: history.OK, Process: "c1", Op: history.OpExtend, OpID: h.op, Lease: "c1-1", ValidUntil: (at + 2000) * ms})
+			}
+		}
+		for at := int64(2300); at < 9000; at += 3000 {
+			h.op++
+			h.add(history.Event{Time: at * ms, Kind: history.Invoke, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+			h.add(history.Event{Time: (at + 3000) * ms, Kind: history.Fail, Process: "c2", Op: history.OpAcquire, OpID: h.op})
+		}
+		h.release("c1", "c1-1", 9000)
+		return Check(h.ev, Options{StuckAfter: 5 * time.Second})
+	}
+	r := check(true)
+	if classes(r)[ClassStuck] {
+		t.Errorf("with late extends: observed %v (%+v), want no stuck: c1 held the key", r.Observed, r.Findings)
+	}
+	hs := r.Holds
+	if len(hs) != 1 || hs[0].End != 2100*ms || hs[0].EndReason != "expired" || hs[0].KeptUntil != 9000*ms {
+		t.Errorf("holds %+v: want c1's to end (expired) at 2100 ms and be kept until its release at 9000 ms", hs)
+	}
+	if r := check(false); !classes(r)[ClassStuck] {
+		t.Errorf("without extends: observed %v, want stuck (the lapsed lease held nothing)", r.Observed)
+	}
+}
+
 // A free key that clients asked for only now and then, seconds apart, was
 // not stuck: only a stretch of trying (tries at most tryingGap apart) counts.
 func TestSparseTriesAreNotStuck(t *testing.T) {

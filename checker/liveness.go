@@ -97,20 +97,22 @@ func acquireActivity(in *input) map[string]*keyActivity {
 type interval struct{ a, b int64 }
 
 // freeStretches are the stretches of key k's acquire span with no holder,
-// in time order.
+// in time order: a hold keeps the key until its End, or its KeptUntil
+// when later (its late extends showed the key was still its own).
 func freeStretches(in *input, k string, a *keyActivity) []interval {
 	var free []interval
 	cur := a.first
 	for _, hi := range in.byKey[k] { // ordered by start
 		in.work.add(1)
 		h := in.holds[hi]
-		if h.End <= cur {
+		end := max(h.End, h.KeptUntil) // the key held, by the lease's own account or by its late extends
+		if end <= cur {
 			continue
 		}
 		if h.Start > cur {
 			free = append(free, interval{cur, min(h.Start, a.last)})
 		}
-		cur = max(cur, h.End)
+		cur = max(cur, end)
 		if cur >= a.last {
 			break
 		}

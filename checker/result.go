@@ -78,6 +78,14 @@ type Hold struct {
 	FirstAccess  int64 `json:"first_access,omitempty"`
 	LastAccepted int64 `json:"last_accepted,omitempty"`
 	ValidUntil   int64 `json:"valid_until,omitempty"`
+	// KeptUntil: an extend or renewal that succeeded after the lease had
+	// lapsed by its own account (a grant whose reply came after the
+	// validity it reported: its node was paused) showed the key was still
+	// the client's; KeptUntil is the end of the validity it reported, at
+	// most the release, the client's death or the run's end (0: none
+	// such). Safety judges the lease by End, as its holder had to; liveness
+	// counts the key held until KeptUntil: nobody else could take it.
+	KeptUntil int64 `json:"kept_until,omitempty"`
 }
 
 // EffectiveEnd is when the client stopped acting as holder: its hold's end,
