@@ -340,20 +340,7 @@ func holds(events []history.Event, w *work) []Hold {
 	for _, id := range order {
 		o := byLease[id]
 		h := o.h
-		if h.End == 0 {
-			h.End, h.EndReason = runEnd, "run-end"
-		}
-		ds := died[h.Process]
-		if i := sort.Search(len(ds), func(i int) bool { return ds[i] > h.Start }); i < len(ds) && ds[i] < h.End {
-			h.End, h.EndReason = ds[i], "crashed"
-		}
-		end := h.End
-		if o.expires != 0 && o.expires < h.End {
-			h.End, h.EndReason = o.expires, "expired"
-		}
-		if k := min(o.kept, end); k > h.End {
-			h.KeptUntil = k
-		}
+		endHold(&h, runEnd, died[h.Process], o.expires, o.kept)
 		if a := acc[id]; a != nil {
 			h.FirstAccess, h.LastAccess, h.LastAccepted = a.first, a.last, a.lastAccepted
 		}
@@ -361,6 +348,27 @@ func holds(events []history.Event, w *work) []Hold {
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })
 	return holds
+}
+
+// endHold ends a hold: at its release (or the run's end), the client's
+// first death after its start, or the end of its validity, whichever came
+// first; and keeps it (KeptUntil) until the latest validity an extend or
+// renewal reported, when that is later and the client had neither
+// released nor died.
+func endHold(h *Hold, runEnd int64, deaths []int64, expires, kept int64) {
+	if h.End == 0 {
+		h.End, h.EndReason = runEnd, "run-end"
+	}
+	if i := sort.Search(len(deaths), func(i int) bool { return deaths[i] > h.Start }); i < len(deaths) && deaths[i] < h.End {
+		h.End, h.EndReason = deaths[i], "crashed"
+	}
+	end := h.End
+	if expires != 0 && expires < h.End {
+		h.End, h.EndReason = expires, "expired"
+	}
+	if k := min(kept, end); k > h.End {
+		h.KeptUntil = k
+	}
 }
 
 // Faults pairs fault starts with their ends. Several faults of one kind can
