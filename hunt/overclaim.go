@@ -141,3 +141,32 @@ func (g *Generator) Stretch(op string) *Schedule {
 	s.Derived = []string{"stretch " + op}
 	return s
 }
+
+// Probe draws the experiment that asks a lock whether it dates an
+// operation's validity from the reply: the stretch's cycle with the
+// client left running, the operation's successful reply held for
+// probeHold TTL, ended by a short pause of a node (probeNodePause TTL:
+// a node fault, so the extend in flight is measured). A lock that dates
+// from the reply overclaims by the hold; a correct lock does not move.
+// On a quiet machine late replies are rare (in six 10-minute hunts of
+// broken-extend-from-end, two saw none, two one), so the search does not
+// wait for them: it probes once (its second schedule) and one
+// overclaiming probe turns the stretches on. nil when the space has no
+// command of the operation, or neither a client nor a node pause.
+func (g *Generator) Probe(op string) *Schedule {
+	s := g.Stretch(op)
+	if len(s.Derived) == 0 || !slices.Contains(g.space.Faults, "pause-node") {
+		return nil
+	}
+	e := g.event("pause-node", s)
+	e.At, e.Dur = scale(s.TTL, probeHold), scale(s.TTL, probeNodePause)
+	s.Events = []Event{e}
+	s.Derived = []string{"probe " + op}
+	return s
+}
+
+// probeHold and probeNodePause (TTLs): see Probe.
+const (
+	probeHold      = 0.2
+	probeNodePause = 0.05
+)

@@ -205,3 +205,66 @@ func TestOverclaimLine(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// The probe asks the lock whether it dates an extend's validity from the
+// reply: its successful reply held 0.2 TTL with the client running, ended
+// by a short pause of a node; a schedule the runner accepts. It is the
+// learning search's second schedule, and one overclaiming probe turns the
+// stretches on (where one ordinary run does not). No extend command: no
+// probe.
+func TestProbeAsksOnce(t *testing.T) {
+	for _, lock := range builtInLocks {
+		subj := builtIn(t, lock)
+		sp := NewSpace(subj.Info, BuiltInLimits(lock))
+		sp.Commands = sampleShapes()
+		p := NewGenerator(sp, 5).Probe(scenarios.OpExtend)
+		if p == nil {
+			t.Fatalf("%s: no probe", lock)
+		}
+		a := p.Anchor
+		if a.Op != scenarios.OpExtend || a.At != scenarios.AtReply || a.Reply != scenarios.ReplyOK || len(p.Events) != 1 ||
+			p.Events[0].Fault != "pause-node" || p.Events[0].At != scale(p.TTL, probeHold) || p.Events[0].Dur != scale(p.TTL, probeNodePause) {
+			t.Fatalf("%s: probe %v", lock, p.Faults())
+		}
+		if !strings.HasPrefix(p.Faults()[0], "after command") || !strings.Contains(p.Faults()[0], "the reply held") {
+			t.Errorf("%s: the probe holds no reply: %v", lock, p.Faults())
+		}
+		mustPrepare(t, subj, p, lock)
+	}
+	sp := NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()[:1]
+	if p := NewGenerator(sp, 5).Probe(scenarios.OpExtend); p != nil {
+		t.Errorf("no extend command seen: probe %v, want none", p.Faults())
+	}
+
+	sp = NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()
+	stretches := func(over bool) int {
+		se, err := NewSearch(SearchLearn, sp, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for i := range 100 {
+			s := se.Next()
+			if i == 1 && (len(s.Derived) == 0 || s.Derived[0] != "probe extend") {
+				t.Fatalf("schedule 2 is %v, want the probe", s.Derived)
+			}
+			if len(s.Derived) > 0 && s.Derived[0] == "stretch extend" {
+				n++
+			}
+			f := Feedback{Keys: []string{s.Name()}, Margin: math.Inf(1)}
+			if i == 1 && over {
+				f.Over = []string{scenarios.OpExtend}
+			}
+			se.Observe(s, f)
+		}
+		return n
+	}
+	if n := stretches(false); n != 0 {
+		t.Errorf("a probe that did not overclaim: %d stretches, want 0", n)
+	}
+	if n := stretches(true); n < 20 {
+		t.Errorf("a probe that overclaimed: %d stretches in 98 draws, want about a third", n)
+	}
+}

@@ -3,6 +3,9 @@ package hunt
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
+
+	"github.com/lockfault/lockfault/scenarios"
 )
 
 // Searches a hunt can use (-search).
@@ -69,8 +72,9 @@ func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 // generator; schedules derived from a parent of the corpus (Mutate,
 // spliced with another in some), which covered something new;
 // refinements (Refine) of the schedules that came nearest to a violation
-// (nearPool); and, once overclaimRuns runs showed an operation
-// overclaiming its validity (Overclaims), the attack that stretches it (Stretch) in
+// (nearPool); and, once overclaimRuns runs (or its one probe, the second
+// schedule: Probe) showed an operation overclaiming its validity
+// (Overclaims), the attack that stretches it (Stretch) in
 // stretchShare of the draws that would be fresh. Once some run came within nearEnough of one, refineShare of
 // the draws refine (refineBelowZero once a run's margin was below 0: a
 // lock that reported a validity the key did not have); of the rest,
@@ -85,6 +89,7 @@ type learnSearch struct {
 	near   *nearPool
 	over   []string       // the operations overclaiming in overclaimRuns runs
 	overIn map[string]int // runs each operation overclaimed in
+	probe  int            // the index of the probe schedule (Probe), 0: none
 	n      int
 }
 
@@ -93,6 +98,7 @@ const (
 	refineShare     = 0.25
 	refineBelowZero = 0.5
 	stretchShare    = 0.5
+	probeAt         = 2 // the schedule that probes (Probe)
 )
 
 func newLearnSearch(fresh *Generator, sp *Space, seed int64) *learnSearch {
@@ -111,6 +117,13 @@ func (l *learnSearch) Next() *Schedule {
 		refine = refineBelowZero
 	}
 	r := l.mut.rng.Float64()
+	if l.n == probeAt {
+		if p := l.str.Probe(scenarios.OpExtend); p != nil {
+			l.probe = l.n
+			p.Index, p.Seed = l.n, l.fresh.Seed
+			return p
+		}
+	}
 	switch {
 	case l.n == 1 || len(l.corpus.Entries) == 0:
 		s = l.fresh.Next()
@@ -138,7 +151,8 @@ func (l *learnSearch) Next() *Schedule {
 func (l *learnSearch) Observe(s *Schedule, f Feedback) int {
 	l.near.add(s, f.Margin)
 	for _, op := range f.Over {
-		if l.overIn[op]++; l.overIn[op] == overclaimRuns {
+		// A probe is a controlled experiment: one overclaim of it is enough.
+		if l.overIn[op]++; (l.overIn[op] >= overclaimRuns || s.Index == l.probe) && !slices.Contains(l.over, op) {
 			l.over = append(l.over, op)
 		}
 	}
