@@ -150,7 +150,8 @@ func (g *Generator) Stretch(op string) *Schedule {
 // from the reply overclaims by the hold; a correct lock does not move.
 // On a quiet machine late replies are rare (in six 10-minute hunts of
 // broken-extend-from-end, two saw none, two one), so the search does not
-// wait for them: it probes once (its second schedule) and one
+// wait for them: it probes once, as soon as the lock was seen to extend
+// (its commands are learnt from the runs that finished), and one
 // overclaiming probe turns the stretches on. nil when the space has no
 // command of the operation, or neither a client nor a node pause.
 func (g *Generator) Probe(op string) *Schedule {

@@ -208,10 +208,11 @@ func TestOverclaimLine(t *testing.T) {
 
 // The probe asks the lock whether it dates an extend's validity from the
 // reply: its successful reply held 0.2 TTL with the client running, ended
-// by a short pause of a node; a schedule the runner accepts. It is the
-// learning search's second schedule, and one overclaiming probe turns the
-// stretches on (where one ordinary run does not). No extend command: no
-// probe.
+// by a short pause of a node; a schedule the runner accepts. The learning
+// search draws it once, as soon as the lock was seen to extend (here,
+// from the start: its second schedule), and one overclaiming probe turns
+// the stretches on (where one ordinary run does not). No extend command:
+// no probe, until one is seen.
 func TestProbeAsksOnce(t *testing.T) {
 	for _, lock := range builtInLocks {
 		subj := builtIn(t, lock)
@@ -266,5 +267,28 @@ func TestProbeAsksOnce(t *testing.T) {
 	}
 	if n := stretches(true); n < 20 {
 		t.Errorf("a probe that overclaimed: %d stretches in 98 draws, want about a third", n)
+	}
+
+	// Commands learnt late: the probe comes with the first draw after the
+	// extend's command was seen, and only once.
+	sp = NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()[:1]
+	se, err := NewSearch(SearchLearn, sp, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var probes []int
+	for i := range 30 {
+		if i == 10 {
+			sp.Commands = sampleShapes()
+		}
+		s := se.Next()
+		if len(s.Derived) > 0 && s.Derived[0] == "probe extend" {
+			probes = append(probes, s.Index)
+		}
+		se.Observe(s, Feedback{Keys: []string{s.Name()}, Margin: math.Inf(1)})
+	}
+	if !slices.Equal(probes, []int{11}) {
+		t.Errorf("probes at %v, want once, at 11 (the first draw with the extend seen)", probes)
 	}
 }

@@ -72,8 +72,8 @@ func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 // generator; schedules derived from a parent of the corpus (Mutate,
 // spliced with another in some), which covered something new;
 // refinements (Refine) of the schedules that came nearest to a violation
-// (nearPool); and, once overclaimRuns runs (or its one probe, the second
-// schedule: Probe) showed an operation overclaiming its validity
+// (nearPool); and, once overclaimRuns runs (or its one probe: Probe,
+// drawn as soon as the lock was seen to extend) showed an operation overclaiming its validity
 // (Overclaims), the attack that stretches it (Stretch) in
 // stretchShare of the draws that would be fresh. Once some run came within nearEnough of one, refineShare of
 // the draws refine (refineBelowZero once a run's margin was below 0: a
@@ -89,7 +89,7 @@ type learnSearch struct {
 	near   *nearPool
 	over   []string       // the operations overclaiming in overclaimRuns runs
 	overIn map[string]int // runs each operation overclaimed in
-	probe  int            // the index of the probe schedule (Probe), 0: none
+	probe  int            // the index of the probe schedule (Probe), 0: not yet
 	n      int
 }
 
@@ -98,7 +98,6 @@ const (
 	refineShare     = 0.25
 	refineBelowZero = 0.5
 	stretchShare    = 0.5
-	probeAt         = 2 // the schedule that probes (Probe)
 )
 
 func newLearnSearch(fresh *Generator, sp *Space, seed int64) *learnSearch {
@@ -117,7 +116,9 @@ func (l *learnSearch) Next() *Schedule {
 		refine = refineBelowZero
 	}
 	r := l.mut.rng.Float64()
-	if l.n == probeAt {
+	if l.probe == 0 && l.n > 1 {
+		// Once: as soon as the lock was seen to extend (its commands are
+		// learnt from the runs that finished).
 		if p := l.str.Probe(scenarios.OpExtend); p != nil {
 			l.probe = l.n
 			p.Index, p.Seed = l.n, l.fresh.Seed
