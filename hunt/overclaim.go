@@ -112,13 +112,8 @@ func Overclaims(events []history.Event, ttl time.Duration) []string {
 // extending once. With no command of the operation seen, or no client
 // pause in the space, it is the fresh draw.
 func (g *Generator) Stretch(op string) *Schedule {
+	names := g.space.commandsOf(op)
 	s := g.Next()
-	var names []string
-	for _, c := range g.space.Commands {
-		if c.Op == op && !slices.Contains(names, firstWord(c.Name)) {
-			names = append(names, firstWord(c.Name))
-		}
-	}
 	if len(names) == 0 || !slices.Contains(g.space.Faults, "pause-client") {
 		return s
 	}
@@ -155,6 +150,9 @@ func (g *Generator) Stretch(op string) *Schedule {
 // overclaiming probe turns the stretches on. nil when the space has no
 // command of the operation, or neither a client nor a node pause.
 func (g *Generator) Probe(op string) *Schedule {
+	if len(g.space.commandsOf(op)) == 0 {
+		return nil // not seen yet: nothing drawn
+	}
 	s := g.Stretch(op)
 	if len(s.Derived) == 0 || !slices.Contains(g.space.Faults, "pause-node") {
 		return nil
@@ -164,6 +162,18 @@ func (g *Generator) Probe(op string) *Schedule {
 	s.Events = []Event{e}
 	s.Derived = []string{"probe " + op}
 	return s
+}
+
+// commandsOf are the names of the commands the lock was seen to send for
+// an operation.
+func (sp *Space) commandsOf(op string) []string {
+	var names []string
+	for _, c := range sp.Commands {
+		if c.Op == op && !slices.Contains(names, firstWord(c.Name)) {
+			names = append(names, firstWord(c.Name))
+		}
+	}
+	return names
 }
 
 // probeHold and probeNodePause (TTLs): see Probe.

@@ -72,15 +72,16 @@ func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 // generator; schedules derived from a parent of the corpus (Mutate,
 // spliced with another in some), which covered something new;
 // refinements (Refine) of the schedules that came nearest to a violation
-// (nearPool); and, once overclaimRuns runs (or its one probe: Probe,
-// drawn as soon as the lock was seen to extend) showed an operation overclaiming its validity
-// (Overclaims), the attack that stretches it (Stretch) in
-// stretchShare of the draws that would be fresh. Once some run came within nearEnough of one, refineShare of
-// the draws refine (refineBelowZero once a run's margin was below 0: a
-// lock that reported a validity the key did not have); of the rest,
-// mutateShare derive from the corpus and the others are fresh, so the
-// search never stops exploring. The first draw, and every draw before the
-// corpus has a parent, is fresh.
+// (nearPool); and stretches (Stretch), the attack on an operation that
+// overclaimed its validity (Overclaims) in overclaimRuns runs or in the
+// one probe (Probe, drawn as soon as the lock was seen to extend). Once
+// some run came within nearEnough of one, refineShare of the draws
+// refine (refineBelowZero once a run's margin was below 0: a lock that
+// reported a validity the key did not have); of the rest, mutateShare
+// derive from the corpus and the others are fresh (stretchShare of them
+// stretches, once an operation overclaimed), so the search never stops
+// exploring. The first draw, and every draw before the corpus has a
+// parent, is fresh.
 type learnSearch struct {
 	fresh  *Generator // fresh draws
 	mut    *Generator // mutations: its own random stream
