@@ -12,7 +12,8 @@ import (
 const (
 	SearchRandom = "random" // the tuned generator alone: every schedule a fresh draw
 	// SearchLearn: the tuned generator's fresh draws, the corpus and its
-	// mutations, and the refinements of the runs nearest a violation.
+	// mutations, the refinements of the runs nearest a violation, and the
+	// probe and stretches of an extend that overclaims its validity.
 	SearchLearn = "learn"
 	// SearchLearnPlain: the same over the plain generator's fresh draws
 	// (to measure whether the special cases still pay).
