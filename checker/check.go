@@ -304,12 +304,14 @@ func holds(events []history.Event, w *work) []Hold {
 				}
 			}
 		case e.Kind == history.OK && e.Op == history.OpExtend:
-			if o := byLease[e.Lease]; o != nil && o.h.End == 0 {
-				o.kept = max(o.kept, e.ValidUntil)
-			}
-			if o := byLease[e.Lease]; o != nil && (o.expires == 0 || e.Time <= o.expires) {
-				o.expires = e.ValidUntil
-				o.h.ValidUntil = e.ValidUntil
+			if o := byLease[e.Lease]; o != nil {
+				if o.h.End == 0 {
+					o.kept = max(o.kept, e.ValidUntil)
+				}
+				if o.expires == 0 || e.Time <= o.expires {
+					o.expires = e.ValidUntil
+					o.h.ValidUntil = e.ValidUntil
+				}
 			}
 		case e.Kind == history.Invoke && e.Op == history.OpRelease:
 			if o := byLease[e.Lease]; o != nil && o.h.End == 0 {
