@@ -19,8 +19,9 @@ import (
 // holder believes in time the key does not have. Overclaims finds the
 // extends whose reported validity ended later than their invoke plus
 // one TTL by at least overclaimEnough TTLs (a late reply in the run made
-// it show), and once overclaimRuns runs showed one, the search draws, beside its other draws, the
-// schedule that stretches them (Stretch): the operation's successful
+// it show), and once overclaimRuns runs (or one probe, Probe) showed
+// one, the search draws, beside its other draws, the schedule that
+// stretches them (Stretch): the operation's successful
 // reply held while the client is stopped, and holders that trust the
 // validity reported.
 //
@@ -67,22 +68,22 @@ func Overclaims(events []history.Event, ttl time.Duration) []string {
 		process string
 		id      int64
 	}
+	// An extend is touched by a client fault when one was on at its
+	// invoke, or one began before its completion (starts moved).
 	type inflight struct {
-		at      int64
-		touched bool // a client fault acted while it was in flight
+		at     int64
+		starts int  // client faults begun before its invoke
+		on     bool // one was on at its invoke
 	}
-	invoked := map[op]*inflight{}
-	clientFaults := 0
+	invoked := map[op]inflight{}
+	on, starts := 0, 0 // client faults on now, and begun so far
 	for _, e := range events {
 		switch {
 		case e.Kind == history.FaultStart && clientFault(e.Fault):
-			clientFaults++
-			for _, f := range invoked {
-				f.touched = true
-			}
+			on, starts = on+1, starts+1
 			continue
 		case e.Kind == history.FaultEnd && clientFault(e.Fault):
-			clientFaults = max(0, clientFaults-1)
+			on = max(0, on-1)
 			continue
 		case e.Op != history.OpExtend:
 			continue
@@ -91,12 +92,13 @@ func Overclaims(events []history.Event, ttl time.Duration) []string {
 		switch e.Kind {
 		case history.Invoke:
 			if len(invoked) < maxInvokes {
-				invoked[k] = &inflight{at: e.Time, touched: clientFaults > 0}
+				invoked[k] = inflight{at: e.Time, starts: starts, on: on > 0}
 			}
 		case history.OK, history.Fail, history.Info:
-			f := invoked[k]
+			f, ok := invoked[k]
 			delete(invoked, k)
-			if f != nil && !f.touched && e.Kind == history.OK && e.ValidUntil > 0 && float64(e.ValidUntil-f.at-int64(ttl))/float64(ttl) >= overclaimEnough {
+			touched := f.on || f.starts != starts
+			if ok && !touched && e.Kind == history.OK && e.ValidUntil > 0 && float64(e.ValidUntil-f.at-int64(ttl))/float64(ttl) >= overclaimEnough {
 				return []string{history.OpExtend}
 			}
 		}
@@ -148,7 +150,8 @@ func (g *Generator) Stretch(op string) *Schedule {
 // wait for them: it probes once, as soon as the lock was seen to extend
 // (its commands are learnt from the runs that finished), and one
 // overclaiming probe turns the stretches on. nil when the space has no
-// command of the operation, or neither a client nor a node pause.
+// command of the operation, or lacks a client pause (Stretch's) or a node
+// pause.
 func (g *Generator) Probe(op string) *Schedule {
 	if len(g.space.commandsOf(op)) == 0 {
 		return nil // not seen yet: nothing drawn

@@ -155,7 +155,7 @@ func (l *learnSearch) Observe(s *Schedule, f Feedback) int {
 	l.near.add(s, f.Margin)
 	for _, op := range f.Over {
 		// A probe is a controlled experiment: one overclaim of it is enough.
-		if l.overIn[op]++; (l.overIn[op] >= overclaimRuns || s.Index == l.probe) && !slices.Contains(l.over, op) {
+		if l.overIn[op]++; (l.overIn[op] >= overclaimRuns || l.probe > 0 && s.Index == l.probe) && !slices.Contains(l.over, op) {
 			l.over = append(l.over, op)
 		}
 	}
