@@ -3,10 +3,12 @@ package docker
 import (
 	"context"
 	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 )
 
@@ -112,5 +114,75 @@ func TestSlowNetworkRemovalIsWaitedFor(t *testing.T) {
 	d = &slowRemovingDaemon{work: 2 * networkRemoveLimit}
 	if err := removeNetwork(context.Background(), d, "net-1"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("a removal that takes %v: %v, want the deadline reported", d.work, err)
+	}
+}
+
+// lateDaemon answers a network create with the client's own deadline error
+// and creates the network anyway, listed from the appearsAt-th list on, as
+// a loaded daemon does; beside it a network whose name merely contains the
+// run's. It records the networks removed.
+type lateDaemon struct {
+	client.APIClient
+	name      string
+	appearsAt int
+	lists     int
+	removed   []string
+}
+
+func (d *lateDaemon) NetworkCreate(context.Context, string, client.NetworkCreateOptions) (client.NetworkCreateResult, error) {
+	return client.NetworkCreateResult{}, context.DeadlineExceeded
+}
+
+func (d *lateDaemon) NetworkList(context.Context, client.NetworkListOptions) (client.NetworkListResult, error) {
+	d.lists++
+	items := []network.Summary{{Network: network.Network{Name: d.name + "-other", ID: "net-other"}}}
+	if d.lists >= d.appearsAt {
+		items = append(items, network.Summary{Network: network.Network{Name: d.name, ID: "net-late"}})
+	}
+	return client.NetworkListResult{Items: items}, nil
+}
+
+func (d *lateDaemon) NetworkInspect(context.Context, string, client.NetworkInspectOptions) (client.NetworkInspectResult, error) {
+	var r client.NetworkInspectResult
+	r.Network.IPAM.Config = []network.IPAMConfig{{Gateway: netip.MustParseAddr("172.30.0.1")}}
+	return r, nil
+}
+
+func (d *lateDaemon) ContainerList(context.Context, client.ContainerListOptions) (client.ContainerListResult, error) {
+	return client.ContainerListResult{}, nil
+}
+
+func (d *lateDaemon) NetworkRemove(_ context.Context, id string, _ client.NetworkRemoveOptions) (client.NetworkRemoveResult, error) {
+	d.removed = append(d.removed, id)
+	return client.NetworkRemoveResult{}, nil
+}
+
+func (d *lateDaemon) Close() error { return nil }
+
+// A network whose create request the client gave up on, and which the
+// daemon created after, is the run's: used when it appears while the run
+// waits, removed at Close when it appears only after.
+func TestLateNetworkIsUsedOrRemoved(t *testing.T) {
+	daemon := &lateDaemon{name: "lockfault-test-run", appearsAt: 3}
+	d := &Docker{prefix: daemon.name, runID: "test-run", cli: daemon}
+	if err := d.createNetwork(context.Background()); err != nil {
+		t.Fatalf("a network created after the request's limit: %v, want it used", err)
+	}
+	if d.netID != "net-late" || d.gateway != "172.30.0.1" {
+		t.Errorf("network %q, gateway %q: want net-late and its gateway", d.netID, d.gateway)
+	}
+	// Given up on for good, then created: Close finds it by name and run.
+	d = &Docker{prefix: daemon.name, netName: daemon.name, runID: "test-run", cli: daemon}
+	if err := d.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(daemon.removed) != 1 || daemon.removed[0] != "net-late" {
+		t.Errorf("Close removed %v, want [net-late] (not the network named after it)", daemon.removed)
+	}
+	// One that never appears is waited for no longer than asked.
+	daemon = &lateDaemon{name: "lockfault-test-run", appearsAt: 1 << 30}
+	d = &Docker{prefix: daemon.name, netName: daemon.name, runID: "test-run", cli: daemon}
+	if id := d.awaitNetwork(context.Background(), 3*networkPoll); id != "" || daemon.lists > 4 {
+		t.Errorf("a network never created: %q after %d lists", id, daemon.lists)
 	}
 }

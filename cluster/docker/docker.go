@@ -53,8 +53,11 @@ const (
 	containerRemovePause = 500 * time.Millisecond
 	// dockerCreateLimit bounds creating and starting one container.
 	dockerCreateLimit = 60 * time.Second
-	// networkCreateLimit bounds creating the run's network.
+	// networkCreateLimit bounds creating the run's network, and then
+	// waiting for it to appear after the request was given up on, each
+	// looked for networkPoll apart.
 	networkCreateLimit = 30 * time.Second
+	networkPoll        = 500 * time.Millisecond
 )
 
 // Docker runs every node in its own container, all on one bridge network
@@ -205,6 +208,14 @@ func (d *Docker) createNetwork(ctx context.Context) error {
 	if err == nil {
 		d.netID = res.ID
 		err = ctx.Err()
+	} else if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		// A loaded daemon may answer after the request's limit and create
+		// the network anyway (seen: seven hunts starting fourteen runs at
+		// once left five networks behind). The run's network is the one of
+		// its name and run label: wait for it as long again, and use it.
+		if id := d.awaitNetwork(ctx, networkCreateLimit); id != "" {
+			d.netID, err = id, nil
+		}
 	}
 	if err != nil {
 		hint := ""
@@ -224,6 +235,41 @@ func (d *Docker) createNetwork(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// awaitNetwork looks for the run's network (its name and run label) every
+// networkPoll until it appears or wait is over, and returns its ID ("" if
+// it never appeared).
+func (d *Docker) awaitNetwork(ctx context.Context, wait time.Duration) string {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		if ids := d.runNetworks(ctx); len(ids) > 0 {
+			return ids[0]
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(networkPoll):
+		}
+	}
+}
+
+// runNetworks lists the networks of the run's network name and run label:
+// the one it created, or one a create it gave up on left.
+func (d *Docker) runNetworks(ctx context.Context) []string {
+	f := make(client.Filters).Add("label", cluster.LabelRun+"="+d.runID).Add("name", d.netName)
+	list, err := d.cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, nw := range list.Items {
+		if nw.Name == d.netName { // the name filter matches a part of the name
+			ids = append(ids, nw.ID)
+		}
+	}
+	return ids
 }
 
 func (d *Docker) Name() string { return "docker" }
@@ -516,8 +562,16 @@ func (d *Docker) Close(ctx context.Context) error {
 			}
 		}
 		errs = append(errs, removeContainers(cctx, d.cli, append(servers, sandboxes...))...)
-		if d.netID != "" {
-			if err := removeNetwork(cctx, d.cli, d.netID); err != nil {
+		nets := []string{d.netID}
+		if d.netID == "" && d.netName != "" {
+			// A create given up on: the network may have come after.
+			nets = d.runNetworks(cctx)
+		}
+		for _, id := range nets {
+			if id == "" {
+				continue
+			}
+			if err := removeNetwork(cctx, d.cli, id); err != nil {
 				errs = append(errs, err)
 			}
 		}
