@@ -1,7 +1,6 @@
 package lockfaulttest
 
 import (
-	"context"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -38,7 +37,9 @@ func Hunt(t *testing.T, def LockDef, opts Options, b Budget) {
 	ho := hunt.Options{Seed: b.Seed, Runs: b.Runs, Time: b.Time, KeepGoing: b.KeepGoing, Run: so.Run,
 		KnownViolations: hunt.LimitsOf(slices.Sorted(maps.Keys(opts.KnownViolations))), Log: testWriter{t}}
 	ho.Run.ReportsDir = filepath.Join(so.Run.ReportsDir, "gotest", def.Info.Name)
-	res, err := hunt.Run(context.Background(), subj, ho)
+	ctx, stop := interruptible()
+	defer stop()
+	res, err := hunt.Run(ctx, subj, ho)
 	if err != nil {
 		t.Fatal("lockfaulttest:", err)
 	}

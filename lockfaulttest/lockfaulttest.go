@@ -30,6 +30,10 @@
 // draws a run's timeline.png afterwards, or a test that imports
 // github.com/lockfault/lockfault/plots for its side effect draws them all.
 //
+// Ctrl-C (or SIGTERM) stops the runs under way: they remove their nodes,
+// worker processes and temporary folders, and their subtests fail as
+// interrupted, before the binary exits; a second Ctrl-C ends it at once.
+//
 // The nodes run as local processes (Debian's redis-server, redis-sentinel,
 // etcd) or Docker containers: Options.Backend, or the LOCKFAULT_BACKEND
 // environment variable ("process", "docker", "auto"; default auto). The
@@ -261,6 +265,8 @@ func Run(t *testing.T, def LockDef, opts Options) {
 	if err != nil {
 		t.Fatal("lockfaulttest:", err)
 	}
+	sig, stop := interruptible()
+	t.Cleanup(stop) // after the parallel subtests
 	for _, p := range suite.All() {
 		t.Run(p.Name, func(t *testing.T) {
 			if why, ok := notClaimed[p.Name]; ok {
@@ -270,19 +276,28 @@ func Run(t *testing.T, def LockDef, opts Options) {
 				t.Skip("not selected by Options.Only/Skip")
 			}
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), so.Timeout)
+			ctx, cancel := context.WithTimeout(sig, so.Timeout)
 			defer cancel()
-			report(t, clockNotReached(suite.RunProperty(ctx, p, subj, so)), opts)
+			report(t, interrupted(t, sig, clockNotReached(suite.RunProperty(ctx, p, subj, so))), opts)
 		})
 	}
 	for _, e := range so.Extra {
 		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), so.Timeout)
+			ctx, cancel := context.WithTimeout(sig, so.Timeout)
 			defer cancel()
-			report(t, suite.RunExtra(ctx, e, subj, so), opts)
+			report(t, interrupted(t, sig, suite.RunExtra(ctx, e, subj, so)), opts)
 		})
 	}
+}
+
+// interrupted fails the subtest of a run stopped by a signal (sig ended)
+// as such: not a verdict, and nothing of it left but its report.
+func interrupted(t *testing.T, sig context.Context, row Row) Row {
+	if sig.Err() != nil {
+		t.Fatalf("interrupted (Ctrl-C or SIGTERM): the run stopped and removed its nodes and workers\nreport: %s", orNone(row.Report))
+	}
+	return row
 }
 
 // report turns a property's row into the subtest's result.
@@ -324,7 +339,9 @@ func Suite(t testing.TB, def LockDef, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, _, err := suite.Run(context.Background(), subj, so, nil)
+	ctx, stop := interruptible()
+	defer stop()
+	c, _, err := suite.Run(ctx, subj, so, nil)
 	if c != nil {
 		for i := range c.Rows {
 			c.Rows[i] = clockNotReached(c.Rows[i])
