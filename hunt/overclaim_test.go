@@ -69,6 +69,17 @@ func TestOverclaims(t *testing.T) {
 			{Kind: history.FaultEnd, Fault: "pause-client", Target: "holder", Time: ms(50)},
 			{Kind: history.Invoke, Op: x, OpID: 1, Process: "c1", Time: ms(100)},
 			{Kind: history.OK, Op: x, OpID: 1, Process: "c1", Time: ms(402), ValidUntil: ms(400 + ttl)}}}, []string{x}},
+		{"a busy machine: one late extend of four overclaimed (its worker stopped before the lock read its clock)", [][]history.Event{
+			opAt("c1", x, 1, 100, 300, 100+ttl, history.OK),
+			opAt("c1", x, 2, 1100, 1400, 1100+ttl, history.OK),
+			opAt("c1", x, 3, 2100, 2250, 2100+ttl, history.OK),
+			opAt("c1", x, 4, 3100, 3304, 3270+ttl, history.OK),
+			opAt("c1", x, 5, 4100, 4110, 4101+ttl, history.OK)}, nil},
+		{"dated from the reply: two late extends of three overclaimed (one a prompt reply)", [][]history.Event{
+			opAt("c1", x, 1, 100, 300, 300+ttl, history.OK),
+			opAt("c1", x, 2, 1100, 1150, 1150+ttl-10, history.OK),
+			opAt("c1", x, 3, 2100, 2190, 2190+ttl, history.OK),
+			opAt("c1", x, 4, 3100, 3110, 3110+ttl, history.OK)}, []string{x}},
 		{"a failed extend reports nothing", [][]history.Event{opAt("c1", x, 1, 100, 400, 400+ttl, history.Fail)}, nil},
 		{"no validity reported", [][]history.Event{opAt("c1", x, 1, 100, 400, 0, history.OK)}, nil},
 		{"a completion without its invoke", [][]history.Event{opAt("c1", x, 1, 100, 400, 400+ttl, history.OK)[1:]}, nil},
