@@ -84,7 +84,7 @@ func WriteCard(res *Result) error {
 	}
 	fmt.Fprintf(&b, "- coverage over time (distinct situations the runs reached; docs/HUNT.md): %s\n", coverageLine(res.Coverage))
 	fmt.Fprintf(&b, "- nearest a violation (the margin between two holders' beliefs, in TTLs; docs/HUNT.md): %s\n", nearestLine(res.Coverage))
-	fmt.Fprintf(&b, "- validity dated after the request (an extend's reported validity ending %.2f TTL or more past its invoke plus the TTL; docs/HUNT.md): %s\n", overclaimEnough, overclaimLine(res.Coverage))
+	fmt.Fprintf(&b, "- validity dated after the request (at least half the late extends of a run reported a validity ending %.2f TTL or more past their invoke plus the TTL; docs/HUNT.md): %s\n", overclaimEnough, overclaimLine(res.Coverage))
 	fmt.Fprintf(&b, "- violations found: %d\n\n", len(res.Findings))
 	for _, f := range res.Findings {
 		fmt.Fprintf(&b, "## %s\n\n", f.Fingerprint.ID())
