@@ -73,14 +73,16 @@ func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 // generator; schedules derived from a parent of the corpus (Mutate,
 // spliced with another in some), which covered something new;
 // refinements (Refine) of the schedules that came nearest to a violation
-// (nearPool); and stretches (Stretch), the attack on an operation that
+// (nearPool); stretches (Stretch), the attack on an operation that
 // overclaimed its validity (Overclaims) in overclaimRuns runs or in the
-// one probe (Probe, drawn as soon as the lock was seen to extend). Once
+// one probe (Probe, drawn as soon as the lock was seen to extend); and
+// splits (Split), the attack on an operation seen to send more than one
+// kind of command. Once
 // some run came within nearEnough of one, refineShare of the draws
 // refine (refineBelowZero once a run's margin was below 0: a lock that
 // reported a validity the key did not have); of the rest, mutateShare
 // derive from the corpus and the others are fresh (stretchShare of them
-// stretches, once an operation overclaimed), so the search never stops
+// attacks, once there is one to draw), so the search never stops
 // exploring. The first draw, and every draw before the corpus has a
 // parent, is fresh.
 type learnSearch struct {
@@ -139,16 +141,29 @@ func (l *learnSearch) Next() *Schedule {
 		other := l.corpus.Pick(l.mut.rng)
 		s = l.mut.Mutate(parent, other)
 		s.Parent = parent.Index
-	case len(l.over) > 0 && l.mut.rng.Float64() < stretchShare:
-		// The coin is tossed only once an operation overclaimed: the
-		// draws of a lock that never does are the same as without it.
-		s = l.str.Stretch(l.over[l.mut.rng.IntN(len(l.over))])
 	default:
-		s = l.fresh.Next()
+		s = l.freshOrAttack()
 	}
 	s.Index = l.n
 	s.Seed = l.fresh.Seed
 	return s
+}
+
+// freshOrAttack is a fresh draw or, in stretchShare of them once the runs
+// showed the lock a weak spot, the attack on it: a stretch of an operation
+// that overclaimed (Stretch), a split of one that is not atomic (Split).
+// The coin is tossed only once there is one: the draws of a lock that
+// never shows one are the same as without them.
+func (l *learnSearch) freshOrAttack() *Schedule {
+	split := l.str.space.nonAtomic()
+	if len(l.over)+len(split) == 0 || l.mut.rng.Float64() >= stretchShare {
+		return l.fresh.Next()
+	}
+	i := l.mut.rng.IntN(len(l.over) + len(split))
+	if i < len(l.over) {
+		return l.str.Stretch(l.over[i])
+	}
+	return l.str.Split(split[i-len(l.over)])
 }
 
 func (l *learnSearch) Observe(s *Schedule, f Feedback) int {
