@@ -1,7 +1,6 @@
 package hunt
 
 import (
-	"context"
 	"math"
 	"slices"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/history"
-	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -154,22 +152,16 @@ func stretchedExtend(sc *scenarios.Scenario) bool {
 // random search finds it with fewer. The fake runs write histories; the
 // hunt reads them (Overclaims); the search stretches the extend.
 func TestOverclaimLeadsTheSearch(t *testing.T) {
-	var runs int
-	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
-		runs++
+	sp := NewSpace(testInfo(), nil)
+	sp.Commands = sampleShapes()
+	attackLeads(t, sp, stretchedExtend, func(sc *scenarios.Scenario) []history.Event {
 		ttl := sc.Lock.TTL.D().Milliseconds()
 		evs := opAt("c1", history.OpAcquire, 1, 10, 11, 10+ttl, history.OK)
 		if sc.Workload.Extends > 0 {
 			evs = append(evs, opAt("c1", history.OpExtend, 2, 100, 300, 300+ttl, history.OK)...)
 		}
-		return fakeRun(t, evs, stretchedExtend(sc) && runs%2 == 0)
-	}
-	sp := NewSpace(testInfo(), nil)
-	sp.Commands = sampleShapes()
-	found := foundBy(t, sp, exec, 40)
-	if found[SearchLearn] != 5 || found[SearchRandom] >= found[SearchLearn] {
-		t.Errorf("found with %d of 5 seeds by the learning search, %d by the random one; want 5, and fewer", found[SearchLearn], found[SearchRandom])
-	}
+		return evs
+	})
 }
 
 // One run that overclaims (a correct lock's invoke stalled on its way to

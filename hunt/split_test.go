@@ -1,7 +1,6 @@
 package hunt
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +8,6 @@ import (
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/history"
 	"github.com/lockfault/lockfault/resp"
-	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -90,17 +88,9 @@ func splitRelease(sc *scenarios.Scenario) bool {
 // such run in two, as a real race), the learning search finds it with
 // every seed within a budget where the random search finds it with fewer.
 func TestSplitLeadsTheSearch(t *testing.T) {
-	var runs int
-	exec := func(ctx context.Context, sc *scenarios.Scenario) (*runner.Outcome, error) {
-		runs++
-		ttl := sc.Lock.TTL.D().Milliseconds()
-		evs := opAt("c1", history.OpAcquire, 1, 10, 11, 10+ttl, history.OK)
-		return fakeRun(t, evs, splitRelease(sc) && runs%2 == 0)
-	}
 	sp := NewSpace(testInfo(), nil)
 	sp.learn(getThenDelShapes())
-	found := foundBy(t, sp, exec, 40)
-	if found[SearchLearn] != 5 || found[SearchRandom] >= found[SearchLearn] {
-		t.Errorf("found with %d of 5 seeds by the learning search, %d by the random one; want 5, and fewer", found[SearchLearn], found[SearchRandom])
-	}
+	attackLeads(t, sp, splitRelease, func(sc *scenarios.Scenario) []history.Event {
+		return opAt("c1", history.OpAcquire, 1, 10, 11, 10+sc.Lock.TTL.D().Milliseconds(), history.OK)
+	})
 }
