@@ -50,11 +50,10 @@ func (sp *Space) nonAtomic() []string {
 // fresh draw.
 func (g *Generator) Split(op string) *Schedule {
 	s := g.Next()
-	names := g.space.commandsOf(op)
+	names := slices.DeleteFunc(g.space.commandsOf(op), func(n string) bool { return n == "SCRIPT" })
 	if len(names) < 2 || !slices.Contains(g.space.Faults, "pause-client") {
 		return s
 	}
-	names = slices.DeleteFunc(names, func(n string) bool { return n == "SCRIPT" })
 	s.WhileFree = false
 	s.Anchor = &scenarios.CommandMatch{Name: g.of(names), Op: op, At: scenarios.AtReply, Reply: scenarios.ReplyOK}
 	w := &s.Workload
