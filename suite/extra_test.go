@@ -24,12 +24,13 @@ func TestExtraForKeepsTheScenariosOfTheCardsLock(t *testing.T) {
 		return m
 	}
 	for lock, want := range map[string][]string{
-		"symfony-redis":    {"extra/symfony-redis-refresh-lost"},
-		"laravel-redis":    {"extra/phpredis-read-reconnect"},
-		"redsync":          {"extra/redsync-retry-release", "extra/redsync-retry-release-one-master"},
-		"redsync-cluster":  {"extra/redsync-cluster-retry-release"},
-		"single":           {"extra/gc-pause"},
-		"symfony-combined": nil,
+		"symfony-redis":         {"extra/symfony-redis-refresh-lost"},
+		"laravel-redis":         {"extra/phpredis-read-reconnect"},
+		"laravel-redis-cluster": {"extra/phpredis-cluster-failover-crash"},
+		"redsync":               {"extra/redsync-retry-release", "extra/redsync-retry-release-one-master"},
+		"redsync-cluster":       {"extra/redsync-cluster-retry-release"},
+		"single":                {"extra/gc-pause"},
+		"symfony-combined":      nil,
 	} {
 		got := names(suite.ExtraFor(extra, runner.Subject{Info: lockimpl.Info{Name: lock}}))
 		if len(got) != len(want) {
