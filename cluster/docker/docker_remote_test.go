@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/internal/gobuild"
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 )
@@ -33,7 +34,7 @@ func buildSimulate(t *testing.T) string {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "simulate")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/simulate")
+	cmd := exec.Command("go", gobuild.Args(root, "-o", bin, "./cmd/simulate")...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/simulate: %v\n%s", err, out)

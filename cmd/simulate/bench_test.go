@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/history"
+	"github.com/lockfault/lockfault/internal/gobuild"
 )
 
 // Whole-process benchmarks: `simulate check` and `simulate report` on
@@ -55,7 +56,7 @@ func benchFolder(b *testing.B, shape string) (bin, dir string) {
 			b.Fatal(err)
 		}
 		bin := filepath.Join(root, "simulate")
-		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", gobuild.Args(".", "-o", bin, ".")...).CombinedOutput(); err != nil {
 			os.RemoveAll(root)
 			b.Fatalf("go build: %v\n%s", err, out)
 		}

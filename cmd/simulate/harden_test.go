@@ -16,6 +16,7 @@ import (
 
 	"github.com/lockfault/lockfault/cluster"
 	"github.com/lockfault/lockfault/cluster/docker"
+	"github.com/lockfault/lockfault/internal/gobuild"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -36,7 +37,7 @@ func simulateBin(t testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(dir, "simulate")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		out, err := exec.Command("go", gobuild.Args(".", "-o", binPath, ".")...).CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

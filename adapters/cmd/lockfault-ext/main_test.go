@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockfault/lockfault/internal/gobuild"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/worker"
 )
@@ -45,7 +46,7 @@ func TestListDeclaresEveryLockWithItsModuleVersion(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "lockfault-ext")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "go", gobuild.Args(".", "-o", bin, ".")...).CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	out, err := exec.CommandContext(ctx, bin, "list").Output()
