@@ -32,7 +32,7 @@ var floors = []floor{
 	{"vocabulary and helpers", []string{".", "internal/printable", "internal/userfile", "internal/procwatch", "internal/cgroup", "cluster/shimfile"}},
 	{"records and parts", []string{"history", "card", "lockimpl", "resp"}},
 	{"judging, nodes, clients", []string{"checker", "register", "scenarios", "cluster", "worker"}},
-	{"backends, the nemesis, one run's report", []string{"cluster/docker", "faults", "report", "internal/reportfixture", "workercheck"}},
+	{"backends, the nemesis, one run's report", []string{"cluster/docker", "faults", "report", "internal/reportfixture", "internal/gobuild", "workercheck"}},
 	{"one run", []string{"runner"}},
 	{"over many runs", []string{"campaign", "pages", "plots"}},
 	{"orchestration of runs", []string{"suite", "claims", "hunt", "campaign/builtin", "lockfaulttest"}},
