@@ -337,8 +337,8 @@ func (cl *clients) workerRound(ctx context.Context, p *proc, key, lease string) 
 			}
 		case <-t.C:
 			return rs.unknown(fmt.Errorf("no reply within %v", timeout))
-		case <-cl.r.ctx.Done():
-			return rs.unknown(cl.r.ctx.Err())
+		case <-cl.r.opCtx.Done():
+			return rs.unknown(cl.r.opsEnded())
 		}
 		t.Reset(timeout)
 		if end, err := rs.handle(m); end {
@@ -356,16 +356,29 @@ func (cl *clients) invoke(ctx context.Context, p *proc, key string, c worker.Com
 	cl.r.taps.setOp(cl.identity(p.name), p.name, c.Cmd)
 	defer cl.r.taps.setOp(cl.identity(p.name), p.name, "")
 	// In-flight operations finish when the workload stops; only an
-	// interrupted run (cl.r.ctx cancelled) abandons them.
-	m, err := p.call(cl.r.ctx, c, opTimeout(cl.r.sc))
+	// interrupted run (cl.r.ctx cancelled) abandons them, or one whose
+	// drain ran out (opCtx).
+	m, err := p.call(cl.r.opCtx, c, opTimeout(cl.r.sc))
 	e := history.Event{Process: p.name, Op: c.Cmd, OpID: c.Op, Lease: c.Lease, Key: key}
 	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			err = cl.r.opsEnded()
+		}
 		e.Kind, e.Error = history.Info, err.Error()
 		cl.r.hist.Append(e)
 		return m, err
 	}
 	cl.r.hist.Append(completion(e, m))
 	return m, nil
+}
+
+// opsEnded is why the operations in flight were given up: the run's
+// interruption (its context's error) or the end of its drain.
+func (r *run) opsEnded() error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	return context.Cause(r.opCtx)
 }
 
 func (cl *clients) nextOp() int64 {

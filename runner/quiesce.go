@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -73,23 +74,42 @@ func (q *quiescer) cutHolds() {
 // drain waits for the client loops to finish their rounds after the
 // workload was stopped. In cut mode the holds under way are cut short, so
 // the run ends within milliseconds of the last step; otherwise each round
-// runs out (every operation is bounded by opTimeout).
-func (q *quiescer) drain(wg *sync.WaitGroup) {
+// runs out. Either way an operation still in flight after bound is given
+// up (recorded as info, its outcome unknown), as one without a reply
+// within opTimeout is: after the last heal a working client finishes its
+// round within bound, and a worker stuck in its own wait (a critical
+// section timed on a clock stepped back by minutes) no longer holds the
+// run for opTimeout's minute.
+func (q *quiescer) drain(wg *sync.WaitGroup, bound time.Duration) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	if !q.cutMode() {
-		<-done
-		return
+	giveUp := time.NewTimer(bound)
+	defer giveUp.Stop()
+	var poke <-chan time.Time
+	if q.cutMode() {
+		q.cutHolds()
+		t := time.NewTicker(pokeEvery)
+		defer t.Stop()
+		poke = t.C
 	}
-	q.cutHolds()
-	t := time.NewTicker(pokeEvery)
-	defer t.Stop()
 	for {
 		select {
 		case <-done:
 			return
-		case <-t.C:
+		case <-poke:
 			q.cutHolds()
+		case <-giveUp.C:
+			q.r.endOps(fmt.Errorf("no reply within %v of the workload's end", bound))
 		}
 	}
+}
+
+// drainBound is how long the rounds under way when the workload stops may
+// take to finish: every acquire of a round (re-entries too) waiting its
+// longest, its extends, its hold, two TTLs for a hold until the validity
+// and the release, and 10 s for a slow machine.
+func drainBound(sc *scenarios.Scenario) time.Duration {
+	w := sc.Workload
+	return time.Duration(1+w.Reentry)*sc.Lock.Wait.D() + time.Duration(w.Extends)*w.ExtendEvery.D() +
+		w.Hold.D() + 2*sc.Lock.TTL.D() + 10*time.Second
 }

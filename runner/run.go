@@ -140,6 +140,11 @@ type run struct {
 	gate *gate
 	opID int64
 	ctx  context.Context // the run's context, cancelled on interrupt
+	// opCtx is the operations' context: the run's, also ended (endOps)
+	// when the operations still in flight after the workload stopped have
+	// had drainBound to finish.
+	opCtx  context.Context
+	endOps context.CancelCauseFunc
 }
 
 // newRun makes a run of its parts, with its maps made.
@@ -267,6 +272,8 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 	cancel := func() { abort(context.Canceled) }
 	defer cancel()
 	r.ctx, r.abort = ctx, abort
+	r.opCtx, r.endOps = context.WithCancelCause(ctx)
+	defer r.endOps(nil)
 	var cleanups []func()
 	defer func() {
 		if p := recover(); p != nil {
@@ -313,7 +320,7 @@ func (r *run) execute(ctx context.Context, meta *report.Meta) (err error) {
 	stopBound()
 	stopWorkload()
 	r.gate.open()
-	r.qu.drain(wg)
+	r.qu.drain(wg, drainBound(r.sc))
 	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
 		return cause // the first protocol violation or bound, which ended the run
 	}
