@@ -2,29 +2,29 @@ package suite_test
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
-
-	"context"
-	"fmt"
-	"github.com/lockfault/lockfault/checker"
-	"github.com/lockfault/lockfault/lockimpl"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockfault/lockfault/card"
+	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/hunt"
+	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/scenarios"
 	"github.com/lockfault/lockfault/suite"
 )
 
 // huntLock hunts one lock of this test binary (the mutation locks are
-// registered here only) with the given budget.
+// registered here only) with the given budget. Ctrl-C or SIGTERM stops it:
+// its runs remove what they started and the test fails as interrupted.
 func huntLock(tb testing.TB, lock string, opt hunt.Options) *hunt.Result {
 	tb.Helper()
 	subj, err := runner.BuiltIn(context.Background(), lock)
@@ -40,7 +40,10 @@ func huntLock(tb testing.TB, lock string, opt hunt.Options) *hunt.Result {
 	if os.Getenv("LOCKFAULT_HUNT_LOG") != "" {
 		opt.Log = os.Stderr
 	}
-	res, err := hunt.Run(context.Background(), subj, opt)
+	res, err := hunt.Run(interrupted, subj, opt)
+	if interrupted.Err() != nil {
+		tb.Fatalf("hunt %s: interrupted (Ctrl-C or SIGTERM)", lock)
+	}
 	if err != nil {
 		tb.Fatalf("hunt %s: %v", lock, err)
 	}

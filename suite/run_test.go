@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
@@ -35,6 +37,14 @@ func TestMain(m *testing.M) {
 		return
 	}
 	flag.Parse()
+	var stop context.CancelFunc
+	interrupted, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		// The first signal cancels the hunts under way (huntLock), which
+		// remove their nodes, workers and folders; a second one kills.
+		<-interrupted.Done()
+		stop()
+	}()
 	parallelSet := false
 	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
 	if !parallelSet {
@@ -42,6 +52,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// interrupted is cancelled by the first Ctrl-C or SIGTERM (TestMain).
+var interrupted = context.Background()
 
 // defaultParallel: property runs at once in this package's tests.
 const defaultParallel = 6
