@@ -76,8 +76,8 @@ func (r *randomSearch) Keys() int { return r.corpus.Keys() }
 // (nearPool); stretches (Stretch), the attack on an operation that
 // overclaimed its validity (Overclaims) in overclaimRuns runs or in the
 // one probe (Probe, drawn as soon as the lock was seen to extend); and
-// splits (Split), the attack on an operation seen to send more than one
-// kind of command. Once
+// splits (Split), the attack on an operation seen to send a blind write
+// beside another command. Once
 // some run came within nearEnough of one, refineShare of the draws
 // refine (refineBelowZero once a run's margin was below 0: a lock that
 // reported a validity the key did not have); of the rest, mutateShare
