@@ -78,6 +78,14 @@ func (sp *Space) ops() []string {
 	return ops
 }
 
+// Split draws a fresh schedule and makes it the attack on a non-atomic
+// operation: each cycle anchored on the successful reply of one of its
+// commands before the blind write (splitAnchors; drawn among them), the
+// client whose command it was stopped there until halfway through the
+// next holder's hold (resumeInNextHold), no other fault; three clients
+// (one to take the key the stale write frees), holds of 0.6 TTL, no
+// renewal or re-entry. With no such operation seen, or no client pause in
+// the space, it is the fresh draw.
 func (g *Generator) Split(op string) *Schedule {
 	s := g.Next()
 	names := g.space.splitAnchors(op)
