@@ -29,7 +29,7 @@ type floor struct {
 }
 
 var floors = []floor{
-	{"vocabulary and helpers", []string{".", "internal/printable", "internal/userfile", "internal/procwatch", "internal/cgroup", "cluster/shimfile"}},
+	{"vocabulary and helpers", []string{".", "internal/printable", "internal/userfile", "internal/procwatch", "internal/cgroup", "internal/interrupt", "cluster/shimfile"}},
 	{"records and parts", []string{"history", "card", "lockimpl", "resp"}},
 	{"judging, nodes, clients", []string{"checker", "register", "scenarios", "cluster", "worker"}},
 	{"backends, the nemesis, one run's report", []string{"cluster/docker", "faults", "report", "internal/reportfixture", "internal/gobuild", "workercheck"}},

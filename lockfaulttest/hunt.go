@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lockfault/lockfault/hunt"
+	"github.com/lockfault/lockfault/internal/interrupt"
 	"github.com/lockfault/lockfault/pages"
 )
 
@@ -37,7 +38,7 @@ func Hunt(t *testing.T, def LockDef, opts Options, b Budget) {
 	ho := hunt.Options{Seed: b.Seed, Runs: b.Runs, Time: b.Time, KeepGoing: b.KeepGoing, Run: so.Run,
 		KnownViolations: hunt.LimitsOf(slices.Sorted(maps.Keys(opts.KnownViolations))), Log: testWriter{t}}
 	ho.Run.ReportsDir = filepath.Join(so.Run.ReportsDir, "gotest", def.Info.Name)
-	ctx, stop := interruptible()
+	ctx, stop := interrupt.Context()
 	defer stop()
 	res, err := hunt.Run(ctx, subj, ho)
 	if err != nil {

@@ -86,6 +86,7 @@ import (
 	"github.com/lockfault/lockfault"
 	"github.com/lockfault/lockfault/card"
 	"github.com/lockfault/lockfault/cluster"
+	"github.com/lockfault/lockfault/internal/interrupt"
 	"github.com/lockfault/lockfault/lockimpl"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
@@ -265,7 +266,7 @@ func Run(t *testing.T, def LockDef, opts Options) {
 	if err != nil {
 		t.Fatal("lockfaulttest:", err)
 	}
-	sig, stop := interruptible()
+	sig, stop := interrupt.Context()
 	t.Cleanup(stop) // after the parallel subtests
 	for _, p := range suite.All() {
 		t.Run(p.Name, func(t *testing.T) {
@@ -339,7 +340,7 @@ func Suite(t testing.TB, def LockDef, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, stop := interruptible()
+	ctx, stop := interrupt.Context()
 	defer stop()
 	c, _, err := suite.Run(ctx, subj, so, nil)
 	if c != nil {

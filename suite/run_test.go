@@ -4,15 +4,14 @@ import (
 	"context"
 	"flag"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/lockfault/lockfault/checker"
 	"github.com/lockfault/lockfault/cluster"
 	_ "github.com/lockfault/lockfault/cluster/docker" // LOCKFAULT_BACKEND=docker
+	"github.com/lockfault/lockfault/internal/interrupt"
 	"github.com/lockfault/lockfault/runner"
 	"github.com/lockfault/lockfault/suite"
 	"github.com/lockfault/lockfault/worker"
@@ -37,14 +36,9 @@ func TestMain(m *testing.M) {
 		return
 	}
 	flag.Parse()
-	var stop context.CancelFunc
-	interrupted, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		// The first signal cancels the hunts under way (huntLock), which
-		// remove their nodes, workers and folders; a second one kills.
-		<-interrupted.Done()
-		stop()
-	}()
+	// The first Ctrl-C or SIGTERM cancels the hunts under way (huntLock),
+	// which remove their nodes, workers and folders; a second one kills.
+	interrupted, _ = interrupt.Context()
 	parallelSet := false
 	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
 	if !parallelSet {
