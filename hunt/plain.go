@@ -1,7 +1,6 @@
 package hunt
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/lockfault/lockfault/resp"
@@ -39,13 +38,7 @@ func (g *Generator) tuned(tunedP, plainP float64) float64 {
 // a successful one. The operation first: an operation that sends one
 // command (an extend's script) is as likely as one that sends three.
 func (g *Generator) plainAnchor(shapes []resp.Shape) *scenarios.CommandMatch {
-	var ops []string
-	for _, c := range shapes {
-		if !slices.Contains(ops, c.Op) {
-			ops = append(ops, c.Op)
-		}
-	}
-	op := g.of(ops)
+	op := g.of(opsOf(shapes))
 	var of []resp.Shape
 	for _, c := range shapes {
 		if c.Op == op {

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/lockfault/lockfault"
+	"github.com/lockfault/lockfault/resp"
 	"github.com/lockfault/lockfault/scenarios"
 )
 
@@ -39,7 +40,7 @@ var blindWrites = []string{"DEL", "UNLINK", "EXPIRE", "PEXPIRE", "EXPIREAT", "PE
 // SCRIPT (loading a script, which touches no key) is none.
 func (sp *Space) nonAtomic() []string {
 	var ops []string
-	for _, op := range sp.ops() {
+	for _, op := range opsOf(sp.Commands) {
 		if len(sp.splitAnchors(op)) > 0 {
 			ops = append(ops, op)
 		}
@@ -67,10 +68,10 @@ func (sp *Space) splitAnchors(op string) []string {
 	return before
 }
 
-// ops are the operations of the commands seen, in the order first seen.
-func (sp *Space) ops() []string {
+// opsOf are the operations of the shapes, in the order first seen.
+func opsOf(shapes []resp.Shape) []string {
 	var ops []string
-	for _, c := range sp.Commands {
+	for _, c := range shapes {
 		if !slices.Contains(ops, c.Op) {
 			ops = append(ops, c.Op)
 		}
