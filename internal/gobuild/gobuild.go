@@ -19,7 +19,7 @@ const overlay = "build/_clock/overlay.json"
 // Flags are the go build flags matching this test binary: the clock
 // overlay and its tag when it was built with them (worker.ClockInProcess)
 // and the overlay is found at or above dir; none otherwise.
-func Flags(dir string) []string {
+func flags(dir string) []string {
 	if !worker.ClockInProcess {
 		return nil
 	}
@@ -40,7 +40,9 @@ func Flags(dir string) []string {
 	}
 }
 
-// Args is "build", Flags(dir), then rest: the arguments of a go build.
+// Args is "build", the flags matching this test binary (the clock overlay
+// found at or above dir, when it was built with it), then rest: the
+// arguments of a go build.
 func Args(dir string, rest ...string) []string {
-	return append(append([]string{"build"}, Flags(dir)...), rest...)
+	return append(append([]string{"build"}, flags(dir)...), rest...)
 }
