@@ -24,8 +24,9 @@
 // properties, `-short` halves the fault cycles, a property whose capability
 // your lock does not claim (Info.Caps) is skipped with the reason, and a
 // violation fails its subtest with the findings in plain sentences and the
-// path of the run's report (kept; reports of properties that held are
-// removed unless Options.KeepReports). The reports carry no pictures, so
+// path of the run's report (kept, the newest five runs of each property;
+// reports of properties that held are removed; Options.KeepReports keeps
+// every one). The reports carry no pictures, so
 // your test binary links no plotting library: `simulate report <folder>`
 // draws a run's timeline.png afterwards, or a test that imports
 // github.com/lockfault/lockfault/plots for its side effect draws them all.
@@ -190,7 +191,8 @@ type Options struct {
 	// ReportsDir is where run reports go; default $LOCKFAULT_REPORTS, else
 	// lockfault-reports in the system's temp folder.
 	ReportsDir string
-	// KeepReports keeps the reports of properties that held (Run).
+	// KeepReports keeps the reports of properties that held, and every
+	// earlier run's (Run keeps the newest five of each property otherwise).
 	KeepReports bool
 	// Timeout bounds each property's run (default 15 minutes).
 	Timeout time.Duration
@@ -303,6 +305,9 @@ func interrupted(t *testing.T, sig context.Context, row Row) Row {
 
 // report turns a property's row into the subtest's result.
 func report(t *testing.T, row Row, opts Options) {
+	if !opts.KeepReports && row.Report != "" {
+		pruneRuns(filepath.Dir(row.Report))
+	}
 	switch row.Outcome {
 	case card.Held:
 		t.Logf("held: %s (%v)", row.Explanation, row.Duration.Round(time.Second))

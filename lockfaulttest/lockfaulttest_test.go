@@ -3,6 +3,8 @@ package lockfaulttest_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +104,39 @@ func TestBrokenCopyIsViolated(t *testing.T) {
 		if !strings.Contains(msg, w) {
 			t.Errorf("explanation lacks %q:\n%s", w, msg)
 		}
+	}
+}
+
+// Run keeps the newest five runs of a property whose report it keeps (a
+// known violation here): six earlier finished runs in its folder, then
+// this one, leave five, this one among them.
+func TestRunKeepsTheNewestFiveReports(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "gotest", noNXLock.Info.Name, "exclusion-no-faults")
+	for i := range 6 {
+		old := filepath.Join(dir, fmt.Sprintf("20200101-0000%02d-a1b2c3", i))
+		if err := os.MkdirAll(old, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(old, "report.json"), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("run", func(t *testing.T) {
+		lockfaulttest.Run(t, noNXLock, lockfaulttest.Options{Backend: "process", Cycles: 1, ReportsDir: root,
+			Only:            []string{"exclusion/no-faults"},
+			KnownViolations: map[string]string{"exclusion/no-faults": "this copy sets without NX"}})
+	})
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 5 || !strings.HasPrefix(names[4], time.Now().Format("2006")) {
+		t.Errorf("the property's folder holds %v, want the newest five runs, this one last", names)
 	}
 }
 

@@ -1,0 +1,49 @@
+package lockfaulttest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+
+	reports "github.com/lockfault/lockfault/report"
+)
+
+// keptRuns is how many runs each property's folder of reports keeps
+// (Options.ReportsDir/gotest/<lock>/<property>/): the newest, so that a
+// violation's, a known violation's or a harness error's report stays to
+// be read, and a test run every day does not fill the temp folder.
+// Options.KeepReports keeps every one.
+const keptRuns = 5
+
+// runFolder is how runner.NewRunID names a run's folder: its start time,
+// then six random hex digits (so names sort by start).
+var runFolder = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$`)
+
+// pruneRuns removes, beside run (one run's report folder), the oldest
+// finished runs beyond keptRuns. It removes only what a run of lockfault
+// wrote: a folder named as a run id that holds a finished report
+// (report.json, written at the run's end). A run still under way, in
+// another test binary, has none yet and is left alone, as is anything
+// else in the folder.
+func pruneRuns(run string) {
+	dir := filepath.Dir(run)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	var done []string
+	for _, e := range ents {
+		if !e.IsDir() || !runFolder.MatchString(e.Name()) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, e.Name(), reports.FileJSON)); err == nil {
+			done = append(done, e.Name())
+		}
+	}
+	slices.Sort(done)
+	for len(done) > keptRuns {
+		os.RemoveAll(filepath.Join(dir, done[0]))
+		done = done[1:]
+	}
+}
