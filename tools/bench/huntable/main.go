@@ -66,17 +66,24 @@ func main() {
 		locks = append(locks, l)
 	}
 	sort.Strings(locks)
+	var half []string // locks at half the random search's median time or less
+	rows := 0
 	for _, aside := range []bool{false, true} {
 		fmt.Printf("\n%s\n\n| lock |", map[bool]string{false: "Tuned on (the other two thirds):", true: "Set aside (never tuned on):"}[aside])
 		for _, s := range searches {
 			fmt.Printf(" %s: found | schedules (median) | seconds (median) |", s)
 		}
-		fmt.Printf("\n|---|%s\n", strings.Repeat("---|---|---|", len(searches)))
+		ratio := slices.Contains(searches, "learn") && slices.Contains(searches, "random")
+		if ratio {
+			fmt.Print(" learn ÷ random (seconds) |")
+		}
+		fmt.Printf("\n|---|%s%s\n", strings.Repeat("---|---|---|", len(searches)), map[bool]string{true: "---|"}[ratio])
 		for _, lk := range locks {
 			if setAside[lk] != aside {
 				continue
 			}
 			fmt.Printf("| %s |", lk)
+			secs := map[string]float64{}
 			for _, s := range searches {
 				ls := by[cell{lk, s}]
 				if len(ls) == 0 {
@@ -97,9 +104,21 @@ func main() {
 					}
 				}
 				fmt.Printf(" %d of %d | %s | %s |", found, len(ls), median(n), median(t))
+				secs[s] = medianOf(t)
+			}
+			if ratio {
+				r := ratioOf(secs["learn"], secs["random"])
+				if r != "" && !strings.HasPrefix(r, ">") && parse(r) <= 0.5 {
+					half = append(half, lk)
+				}
+				fmt.Printf(" %s |", r)
+				rows++
 			}
 			fmt.Println()
 		}
+	}
+	if rows > 0 {
+		fmt.Printf("\nAt most half the random search's median time: %d of %d locks (%s).\n", len(half), rows, strings.Join(half, ", "))
 	}
 	fmt.Printf("\nCoverage (distinct keys), median over every hunt of the search that ran that far:\n\n| search | 5 | 10 | 20 | 40 |\n|---|---|---|---|---|\n")
 	for _, s := range searches {
@@ -130,4 +149,38 @@ func median(xs []float64) string {
 		return fmt.Sprintf(">%d", int(m))
 	}
 	return fmt.Sprintf("%d", int(m))
+}
+
+// medianOf is median's value (x.5: a hunt that did not find).
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return -1
+	}
+	ys := slices.Clone(xs)
+	slices.Sort(ys)
+	return ys[(len(ys)-1)/2]
+}
+
+// ratioOf is the learning search's median seconds over the random
+// search's: ">r" when the learning search's median hunt did not find (its
+// time is more than its budget), "<r" when the random search's did not,
+// empty when neither found or one is missing.
+func ratioOf(learn, random float64) string {
+	missL, missR := learn != float64(int(learn)), random != float64(int(random))
+	switch {
+	case learn < 0 || random <= 0 || missL && missR:
+		return ""
+	case missL:
+		return fmt.Sprintf(">%.2f", learn/random)
+	case missR:
+		return fmt.Sprintf("<%.2f", learn/random)
+	}
+	return fmt.Sprintf("%.2f", learn/random)
+}
+
+// parse reads a ratio ratioOf wrote ("<" kept as an upper bound).
+func parse(r string) float64 {
+	var f float64
+	fmt.Sscanf(strings.TrimPrefix(r, "<"), "%g", &f)
+	return f
 }
