@@ -2,8 +2,10 @@
 // LOCKFAULT_HUNT_OUT into docs/HUNT.md's side-by-side table: per lock and
 // search, the seeds run, how many found it, the median schedules and
 // seconds to the first find (a seed that did not find counts as the whole
-// budget, marked ">"), the set-aside locks apart; then the median coverage
-// of each search after 5, 10, 20 and 40 schedules.
+// budget, marked ">"), the set-aside locks apart; with both searches, the
+// learning search's median seconds over the random search's per lock and
+// how many locks are at half or less; then the median coverage of each
+// search after 5, 10, 20 and 40 schedules.
 //
 //	go run ./bench/huntable < hunts.jsonl
 package main
