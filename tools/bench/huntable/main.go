@@ -105,12 +105,12 @@ func main() {
 						t = append(t, float64(int(l.TookS))+0.5)
 					}
 				}
-				fmt.Printf(" %d of %d | %s | %s |", found, len(ls), median(n), median(t))
-				secs[s] = medianOf(t)
+				secs[s] = median(t)
+				fmt.Printf(" %d of %d | %s | %s |", found, len(ls), show(median(n)), show(secs[s]))
 			}
 			if ratio {
-				r := ratioOf(secs["learn"], secs["random"])
-				if r != "" && !strings.HasPrefix(r, ">") && parse(r) <= 0.5 {
+				r, atHalf := ratioOf(secs["learn"], secs["random"])
+				if atHalf {
 					half = append(half, lk)
 				}
 				fmt.Printf(" %s |", r)
@@ -133,28 +133,15 @@ func main() {
 				}
 			}
 			// (keys are whole numbers: median prints them as they are)
-			fmt.Printf(" %s (%d) |", median(ks), len(ks))
+			fmt.Printf(" %s (%d) |", show(median(ks)), len(ks))
 		}
 		fmt.Println()
 	}
 }
 
-// median of xs (the lower one of an even count); a value with .5 is a
-// hunt that did not find (">budget").
-func median(xs []float64) string {
-	if len(xs) == 0 {
-		return "-"
-	}
-	slices.Sort(xs)
-	m := xs[(len(xs)-1)/2]
-	if m != float64(int(m)) {
-		return fmt.Sprintf(">%d", int(m))
-	}
-	return fmt.Sprintf("%d", int(m))
-}
-
-// medianOf is median's value (x.5: a hunt that did not find).
-func medianOf(xs []float64) float64 {
+// median of xs (the lower one of an even count; -1 for none); a value
+// with .5 is a hunt that did not find (">budget").
+func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return -1
 	}
@@ -163,26 +150,32 @@ func medianOf(xs []float64) float64 {
 	return ys[(len(ys)-1)/2]
 }
 
+// show prints a median: "-" for none, ">n" for a hunt that did not find.
+func show(m float64) string {
+	switch {
+	case m < 0:
+		return "-"
+	case m != float64(int(m)):
+		return fmt.Sprintf(">%d", int(m))
+	}
+	return fmt.Sprintf("%d", int(m))
+}
+
 // ratioOf is the learning search's median seconds over the random
 // search's: ">r" when the learning search's median hunt did not find (its
 // time is more than its budget), "<r" when the random search's did not,
-// empty when neither found or one is missing.
-func ratioOf(learn, random float64) string {
+// empty when neither found or one is missing; and whether it is at half or
+// less ("<r" an upper bound).
+func ratioOf(learn, random float64) (string, bool) {
 	missL, missR := learn != float64(int(learn)), random != float64(int(random))
+	r := learn / random
 	switch {
 	case learn < 0 || random <= 0 || missL && missR:
-		return ""
+		return "", false
 	case missL:
-		return fmt.Sprintf(">%.2f", learn/random)
+		return fmt.Sprintf(">%.2f", r), false
 	case missR:
-		return fmt.Sprintf("<%.2f", learn/random)
+		return fmt.Sprintf("<%.2f", r), r <= 0.5
 	}
-	return fmt.Sprintf("%.2f", learn/random)
-}
-
-// parse reads a ratio ratioOf wrote ("<" kept as an upper bound).
-func parse(r string) float64 {
-	var f float64
-	fmt.Sscanf(strings.TrimPrefix(r, "<"), "%g", &f)
-	return f
+	return fmt.Sprintf("%.2f", r), r <= 0.5
 }
