@@ -3,10 +3,10 @@ package lockfaulttest
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 
 	reports "github.com/lockfault/lockfault/report"
+	"github.com/lockfault/lockfault/runner"
 )
 
 // keptRuns is how many runs each property's folder of reports keeps
@@ -16,16 +16,12 @@ import (
 // Options.KeepReports keeps every one.
 const keptRuns = 5
 
-// runFolder is how runner.NewRunID names a run's folder: its start time,
-// then six random hex digits (so names sort by start).
-var runFolder = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$`)
-
 // pruneRuns removes, beside run (one run's report folder), the oldest
 // finished runs beyond keptRuns. It removes only what a run of lockfault
-// wrote: a folder named as a run id that holds a finished report
-// (report.json, written at the run's end). A run still under way, in
-// another test binary, has none yet and is left alone, as is anything
-// else in the folder.
+// wrote: a folder named as a run id (runner.IsRunID; they sort by start)
+// that holds a finished report (report.json, written at the run's end). A
+// run still under way, in another test binary, has none yet and is left
+// alone, as is anything else in the folder.
 func pruneRuns(run string) {
 	dir := filepath.Dir(run)
 	ents, err := os.ReadDir(dir)
@@ -34,7 +30,7 @@ func pruneRuns(run string) {
 	}
 	var done []string
 	for _, e := range ents {
-		if !e.IsDir() || !runFolder.MatchString(e.Name()) {
+		if !e.IsDir() || !runner.IsRunID(e.Name()) {
 			continue
 		}
 		if _, err := os.Stat(filepath.Join(dir, e.Name(), reports.FileJSON)); err == nil {

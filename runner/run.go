@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -163,12 +164,20 @@ func ReportDir(opt Options, sc *scenarios.Scenario, runID string) string {
 	return filepath.Join(dir, sc.Name, runID)
 }
 
-// NewRunID returns a sortable unique run id.
+// NewRunID returns a sortable unique run id: its start time, then six
+// random hex digits (IsRunID).
 func NewRunID() string {
 	var b [3]byte
 	rand.Read(b[:])
 	return time.Now().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
+
+// runIDForm is the form of NewRunID's ids.
+var runIDForm = regexp.MustCompile(`^[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$`)
+
+// IsRunID says whether name has the form of a run id (NewRunID): a folder
+// so named is a run's.
+func IsRunID(name string) bool { return runIDForm.MatchString(name) }
 
 // Run executes a plan. The report is written even when the run fails or is
 // interrupted, from whatever history was recorded.
