@@ -2,6 +2,7 @@ package hunt
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -358,8 +359,13 @@ func TestLearnSearchFirstBatchIsTheRandomSearchs(t *testing.T) {
 				}
 				var out []string
 				for range batch {
-					s := se.Next()
-					out = append(out, fmt.Sprintf("%+v", *s))
+					// As hunt.json keeps it: every field, the anchor's
+					// command match by value.
+					data, err := json.Marshal(se.Next())
+					if err != nil {
+						t.Fatal(err)
+					}
+					out = append(out, string(data))
 				}
 				return out
 			}
